@@ -1,0 +1,84 @@
+// The one place that reads the environment. Every variable here is named in the README.
+import path from 'node:path';
+
+export interface Config {
+  /** HTTP port of the embedded gateway and of each service run alone. */
+  readonly port: number;
+  readonly host: string;
+  /** Absolute base URL the service is reached at (issuer, links). */
+  readonly publicBaseUrl: string | null;
+  /** PostgreSQL for read models (and the event store when EVENTSTORE_URL is unset); null = embedded. */
+  readonly databaseUrl: string | null;
+  /** EventStoreDB connection string; null = PostgreSQL event store. */
+  readonly eventStoreUrl: string | null;
+  /** Kafka bootstrap brokers; empty = in-process pass event bus. */
+  readonly kafkaBrokers: readonly string[];
+  readonly kafkaPassTopicPartitions: number;
+  /** MQTT broker for door controllers; null = embedded aedes broker. */
+  readonly mqttUrl: string | null;
+  /** Folder for embedded data (PostgreSQL cluster, generated keys, outbox). */
+  readonly dataDir: string;
+  readonly logLevel: string;
+  /** How long a write waits for the read models that serve the next read. */
+  readonly projectionWaitMs: number;
+  /** Honour X-Forwarded-For from the gateway (production behind a reverse proxy). */
+  readonly trustProxy: boolean;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function optionalUrl(env: Env, name: string, protocols: readonly string[]): string | null {
+  const value = env[name]?.trim();
+  if (!value) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(`${name} must use one of ${protocols.join(', ')} (got ${url.protocol})`);
+  }
+  return value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}`);
+  return value;
+}
+
+function brokers(env: Env): string[] {
+  const raw = env.KAFKA_BROKERS?.trim();
+  if (!raw) return [];
+  const list = raw.split(',').map((b) => b.trim()).filter(Boolean);
+  for (const b of list) {
+    if (!/^[A-Za-z0-9.\-_\[\]:]+:\d{1,5}$/.test(b)) throw new ConfigError(`KAFKA_BROKERS entry "${b}" is not host:port`);
+  }
+  return list;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const publicBaseUrl = optionalUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
+  return {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST?.trim() || '127.0.0.1',
+    publicBaseUrl: publicBaseUrl?.replace(/\/+$/, '') ?? null,
+    databaseUrl: optionalUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    eventStoreUrl: optionalUrl(env, 'EVENTSTORE_URL', ['esdb:', 'esdb+discover:']),
+    kafkaBrokers: brokers(env),
+    kafkaPassTopicPartitions: integer(env, 'KAFKA_PASS_TOPIC_PARTITIONS', 6, 1, 1000),
+    mqttUrl: optionalUrl(env, 'MQTT_URL', ['mqtt:', 'mqtts:', 'ws:', 'wss:', 'tcp:']),
+    dataDir: path.resolve(env.GUESTPASS_DATA_DIR?.trim() || 'var'),
+    logLevel: env.LOG_LEVEL?.trim() || 'info',
+    projectionWaitMs: integer(env, 'PROJECTION_WAIT_MS', 2000, 0, 60_000),
+    trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
+  };
+}

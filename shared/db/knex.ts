@@ -1,0 +1,18 @@
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+
+// int8 columns (counts, positions, numeric ids) come back as JS numbers where they fit safely.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => {
+  const n = Number(v);
+  return Number.isSafeInteger(n) ? n : v;
+});
+
+export type { Knex };
+
+export function createKnex(connectionString: string, pool: { min?: number; max?: number } = {}): Knex {
+  return knexFactory({
+    client: 'pg',
+    connection: { connectionString },
+    pool: { min: pool.min ?? 0, max: pool.max ?? 10 },
+  });
+}

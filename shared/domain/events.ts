@@ -1,0 +1,165 @@
+// The event catalogue: every fact the service records. Data shapes here; JSON Schemas in
+// event-schemas.ts validate them on append and on read. No secret appears in any event:
+// API keys, passwords, codes and tokens are present only as hashes, and a guest's personal
+// data (names, contact details, QR values) only sealed with a per-guest key (see sealed-box.ts).
+
+export type Role = 'admin' | 'self_invite' | 'employee_view';
+export const ROLES: readonly Role[] = ['admin', 'self_invite', 'employee_view'];
+
+export type OrgScope =
+  | 'org:passes:read'
+  | 'org:passes:write'
+  | 'org:facilities:read'
+  | 'org:members:read'
+  | 'org:members:contact:read';
+export const ORG_SCOPES: readonly OrgScope[] = [
+  'org:passes:read',
+  'org:passes:write',
+  'org:facilities:read',
+  'org:members:read',
+  'org:members:contact:read',
+];
+
+export const DEFAULT_INVITE_ALLOWANCE = 50;
+
+/** Ciphertext of a JSON value under a subject key (AES-256-GCM), all base64url. */
+export interface Sealed {
+  readonly keyId: string;
+  readonly iv: string;
+  readonly ciphertext: string;
+  readonly tag: string;
+}
+
+/** The guest's personal data, sealed in PassCreated so it can be erased by destroying the key. */
+export interface GuestDetails {
+  readonly firstName: string;
+  readonly lastName: string | null;
+  readonly email: string | null;
+  readonly phone: string | null;
+  readonly country: string | null;
+  readonly vehicleNumber: string | null;
+  readonly notes: string | null;
+  readonly invitedBy: string | null;
+  /** QR value of each pass of the batch, by pass public id: bearer credentials, so sealed too. */
+  readonly qrValues: Readonly<Record<string, string>>;
+}
+
+export type OrganizationCreated = {
+  type: 'OrganizationCreated';
+  data: { orgId: number; name: string; inviteAllowance: number };
+};
+export type OrganizationInviteAllowanceChanged = {
+  type: 'OrganizationInviteAllowanceChanged';
+  data: { orgId: number; inviteAllowance: number };
+};
+
+export type FacilityAdded = {
+  type: 'FacilityAdded';
+  data: { facilityId: number; orgId: number; name: string; description: string | null };
+};
+export type FacilitySuspended = { type: 'FacilitySuspended'; data: { facilityId: number; orgId: number } };
+export type FacilityResumed = { type: 'FacilityResumed'; data: { facilityId: number; orgId: number } };
+export type FacilityDeactivated = { type: 'FacilityDeactivated'; data: { facilityId: number; orgId: number } };
+
+export type UserAdded = {
+  type: 'UserAdded';
+  data: {
+    userId: number;
+    orgId: number;
+    email: string;
+    firstName: string;
+    lastName: string;
+    /** scrypt hash in PHC-like form, or null when the user signs in another way. */
+    passwordHash: string | null;
+    /** Per-user monthly allowance; null means the organization's default. */
+    inviteAllowance: number | null;
+  };
+};
+export type RoleGranted = { type: 'RoleGranted'; data: { userId: number; orgId: number; role: Role } };
+export type RoleRevoked = { type: 'RoleRevoked'; data: { userId: number; orgId: number; role: Role } };
+export type UserInviteAllowanceChanged = {
+  type: 'UserInviteAllowanceChanged';
+  data: { userId: number; orgId: number; inviteAllowance: number | null };
+};
+
+export type ApiKeyCreated = {
+  type: 'ApiKeyCreated';
+  data: {
+    keyId: string;
+    orgId: number;
+    /** The admin the key acts for: passes are attributed to and counted against this user. */
+    userId: number;
+    /** SHA-256 of the whole key, hex. */
+    keyHash: string;
+    scopes: OrgScope[];
+    expiresAt: string | null;
+    allowedIps: string[];
+  };
+};
+export type ApiKeyRevoked = { type: 'ApiKeyRevoked'; data: { keyId: string; orgId: number } };
+
+export type PassCreated = {
+  type: 'PassCreated';
+  data: {
+    passId: number;
+    publicId: string;
+    orgId: number;
+    facilityId: number;
+    /** The inviting user (for organization creation: the admin who created the key). */
+    createdBy: number;
+    /** All passes created by one request share a batch id; the batch is one guest. */
+    batchId: string;
+    batchSize: number;
+    /** `YYYY-MM-DD`. */
+    arrivalDate: string;
+    /** `HH:MM` or null. */
+    arrivalTime: string | null;
+    /** Start and end of the pass's validity window, ISO 8601 UTC. */
+    validFrom: string;
+    validUntil: string;
+    /** SHA-256 of the QR value, hex: what door controllers match against. */
+    qrHash: string;
+    /** Guest details and QR values, sealed with the batch's subject key. */
+    guest: Sealed;
+  };
+};
+export type PassRevoked = {
+  type: 'PassRevoked';
+  data: { passId: number; publicId: string; orgId: number; facilityId: number };
+};
+
+export type DomainEvent =
+  | OrganizationCreated
+  | OrganizationInviteAllowanceChanged
+  | FacilityAdded
+  | FacilitySuspended
+  | FacilityResumed
+  | FacilityDeactivated
+  | UserAdded
+  | RoleGranted
+  | RoleRevoked
+  | UserInviteAllowanceChanged
+  | ApiKeyCreated
+  | ApiKeyRevoked
+  | PassCreated
+  | PassRevoked;
+
+export type DomainEventType = DomainEvent['type'];
+
+/** Stream names: one stream per consistency boundary. */
+export const streams = {
+  organization: (orgId: number) => `organization-${orgId}`,
+  facility: (facilityId: number) => `facility-${facilityId}`,
+  user: (userId: number) => `user-${userId}`,
+  apiKey: (keyId: string) => `apikey-${keyId}`,
+  /**
+   * A user's guest invitations of one UTC calendar month: the boundary of the monthly allowance
+   * and the home of those passes' lifecycle events.
+   */
+  guestInvites: (userId: number, month: string) => `guest-invites-${userId}-${month}`,
+} as const;
+
+/** `YYYY-MM` of a date in UTC. */
+export function monthOf(date: Date): string {
+  return date.toISOString().slice(0, 7);
+}

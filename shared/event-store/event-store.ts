@@ -1,0 +1,125 @@
+// The event store port. Every adapter (PostgreSQL, EventStoreDB) passes the same contract suite
+// in test/event-store/contract.ts.
+
+/**
+ * A position in the store's global order. Compared lexicographically (commit, then prepare).
+ * PostgreSQL adapter: commit = id of the writing transaction (xid8), prepare = global sequence.
+ * EventStoreDB adapter: the $all commit and prepare positions.
+ */
+export interface Position {
+  readonly commit: bigint;
+  readonly prepare: bigint;
+}
+
+export const START: Position = Object.freeze({ commit: 0n, prepare: 0n });
+
+export function comparePositions(a: Position, b: Position): -1 | 0 | 1 {
+  if (a.commit !== b.commit) return a.commit < b.commit ? -1 : 1;
+  if (a.prepare !== b.prepare) return a.prepare < b.prepare ? -1 : 1;
+  return 0;
+}
+
+export function positionToString(p: Position): string {
+  return `${p.commit}/${p.prepare}`;
+}
+
+export function parsePosition(text: string): Position {
+  const m = /^(\d+)\/(\d+)$/.exec(text);
+  if (!m) throw new Error(`malformed position: ${text}`);
+  return { commit: BigInt(m[1]!), prepare: BigInt(m[2]!) };
+}
+
+/** Who caused an event. Never carries a secret. */
+export type Actor =
+  | { readonly kind: 'user'; readonly id: number }
+  | { readonly kind: 'apiKey'; readonly id: string; readonly userId: number }
+  | { readonly kind: 'operator' }
+  | { readonly kind: 'system'; readonly name: string };
+
+export interface EventMetadata {
+  readonly correlationId: string;
+  readonly causationId: string | null;
+  readonly actor: Actor;
+  /** ISO 8601 time the fact happened. */
+  readonly occurredAt: string;
+  /** Version of the event type's JSON Schema the data was written with. */
+  readonly schemaVersion: number;
+}
+
+/** What a caller hands to append. */
+export interface NewEvent<T extends string = string, D = unknown> {
+  readonly id: string; // UUID
+  readonly type: T;
+  readonly data: D;
+  readonly metadata: EventMetadata;
+}
+
+export interface RecordedEvent<T extends string = string, D = unknown> extends NewEvent<T, D> {
+  readonly streamName: string;
+  /** 0-based position of the event in its stream. */
+  readonly revision: number;
+  readonly position: Position;
+  readonly recordedAt: Date;
+}
+
+/** -1 style sentinels are avoided: a stream revision is a number >= 0. */
+export type ExpectedRevision = 'no_stream' | 'any' | number;
+
+export interface AppendResult {
+  /** Revision of the last appended event. */
+  readonly nextExpectedRevision: number;
+  /** Global position of the last appended event. */
+  readonly position: Position;
+}
+
+export class WrongExpectedVersion extends Error {
+  constructor(
+    readonly streamName: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: number | 'no_stream',
+  ) {
+    super(`wrong expected version on ${streamName}: expected ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'WrongExpectedVersion';
+  }
+}
+
+export interface ReadStreamOptions {
+  /** First revision to read (inclusive) when forwards; default 0. */
+  readonly fromRevision?: number;
+  readonly direction?: 'forwards' | 'backwards';
+  readonly maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: events strictly after this position. Default START (everything). */
+  readonly after?: Position;
+  readonly maxCount?: number;
+}
+
+export interface Subscription {
+  /** Resolves once the subscription has stopped and its handler will not be called again. */
+  stop(): Promise<void>;
+}
+
+export interface SubscribeOptions {
+  /** Exclusive start: events strictly after this checkpoint. */
+  readonly after: Position;
+  /** Handles a batch in global order; the subscription waits for it before fetching more. */
+  readonly onEvents: (events: readonly RecordedEvent[]) => Promise<void>;
+  readonly onError?: (error: unknown) => void;
+  readonly batchSize?: number;
+}
+
+export interface EventStore {
+  /** Appends atomically; throws WrongExpectedVersion when the stream is not at `expected`. */
+  appendToStream(streamName: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /** Empty array for a stream that does not exist. */
+  readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** Events in global order that no reader can later find a gap before. */
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** Catch-up subscription to all events after a checkpoint; never skips or repeats an event. */
+  subscribeToAll(options: SubscribeOptions): Subscription;
+  /** Position of the newest event visible to readAll, or START. */
+  headPosition(): Promise<Position>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,60 @@
+// One PostgreSQL server per test run, and a fresh database per suite that asks for one.
+// With DATABASE_URL the machine's server is used; without it an embedded server is started.
+import pg from 'pg';
+import os from 'node:os';
+import path from 'node:path';
+import { rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { startEmbeddedPostgres, withDatabase, type EmbeddedServer } from '../../shared/db/embedded-postgres.js';
+
+let server: Promise<{ url: string; embedded: EmbeddedServer | null; dir: string | null }> | null = null;
+const created: string[] = [];
+
+function startServer() {
+  server ??= (async () => {
+    const external = process.env.DATABASE_URL?.trim();
+    if (external) return { url: external, embedded: null, dir: null };
+    const dir = path.join(os.tmpdir(), `guestpass-test-${process.pid}-${randomBytes(3).toString('hex')}`);
+    const embedded = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), persistent: false });
+    return { url: embedded.url, embedded, dir };
+  })();
+  return server;
+}
+
+/** Which PostgreSQL the tests run against, for test titles and logs. */
+export function databaseKind(): 'external' | 'embedded' {
+  return process.env.DATABASE_URL?.trim() ? 'external' : 'embedded';
+}
+
+/** Creates an empty database on the run's server and returns its URL; dropped at the end of the run. */
+export async function freshDatabase(label = 'db'): Promise<string> {
+  const { url } = await startServer();
+  const name = `gp_test_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  created.push(name);
+  return withDatabase(url, name);
+}
+
+export async function stopTestDatabases(): Promise<void> {
+  if (!server) return;
+  const { url, embedded, dir } = await server;
+  if (embedded) {
+    await embedded.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  } else {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      for (const name of created) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    } finally {
+      await admin.end();
+    }
+  }
+  server = null;
+}

@@ -1,0 +1,5 @@
+import { stopTestDatabases } from './database.js';
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  await stopTestDatabases();
+}
