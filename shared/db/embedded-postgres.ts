@@ -54,7 +54,7 @@ export async function startEmbeddedPostgres(options: {
     authMethod: 'scram-sha-256',
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
     onLog: options.onLog ?? (() => undefined),
-    onError: options.onLog ?? (() => undefined),
+    onError: (e: unknown) => options.onLog?.(String(e)),
   });
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await pg.initialise();
   await pg.start();
