@@ -1,0 +1,18 @@
+import type { Knex } from 'knex';
+import type { EventStore } from '../shared/event-store/event-store.js';
+import type { CommandHandler } from '../shared/event-store/command-handler.js';
+import type { IdAllocator } from '../shared/domain/id-allocator.js';
+import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
+import type { ReadModelWatermark } from '../shared/read-model-watermark.js';
+
+/** The ports every command use case is given. */
+export interface CommandDeps {
+  readonly store: EventStore;
+  readonly handler: CommandHandler;
+  readonly ids: IdAllocator;
+  readonly subjectKeys: SubjectKeyStore;
+  /** Read models, only to locate things (a pass's stream, an API key by hash); never written here. */
+  readonly db: Knex;
+  readonly watermark: ReadModelWatermark;
+  readonly projectionWaitMs: number;
+}

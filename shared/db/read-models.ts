@@ -1,0 +1,86 @@
+// Row shapes of the read models the projections keep and the services query. Each read model is
+// queried through a view of this name, which points at the current generation table (blue/green
+// rebuilds switch the view). Columns not listed (such as the idempotency position) are the
+// projection runner's own.
+
+export interface PassListRow {
+  pass_id: number; // PK
+  public_id: string; // unique
+  org_id: number;
+  facility_id: number;
+  created_by: number;
+  batch_id: string;
+  stream_name: string; // guest-invites stream holding the pass's events
+  status: 'expected' | 'registered' | 'checked_in' | 'checked_out' | 'cancelled';
+  first_name: string | null; // null once the guest's key is destroyed
+  last_name: string | null;
+  email: string | null;
+  phone: string | null;
+  arrival_date: string; // YYYY-MM-DD
+  arrival_time: string | null; // HH:MM
+  valid_from: Date;
+  valid_until: Date;
+  qr_hash: string;
+  created_at: Date;
+  /** Lower-cased names, email and phone, for trigram search. */
+  search_text: string;
+}
+
+export interface FacilityRow {
+  facility_id: number; // PK
+  org_id: number;
+  name: string;
+  description: string | null;
+  is_active: boolean;
+  suspended: boolean;
+  created_at: Date;
+}
+
+export interface OrganizationRow {
+  org_id: number; // PK
+  name: string;
+  invite_allowance: number;
+  /** Every pass of the organization, for the list's `total` without a count(*) over millions of rows. */
+  pass_count: number;
+  created_at: Date;
+}
+
+export interface UserRow {
+  user_id: number; // PK
+  org_id: number;
+  email: string;
+  first_name: string;
+  last_name: string;
+  password_hash: string | null;
+  roles: string[];
+  invite_allowance: number | null; // null = organization default
+  created_at: Date;
+}
+
+export interface ApiKeyRow {
+  key_id: string; // PK
+  org_id: number;
+  user_id: number;
+  key_hash: string; // unique, SHA-256 hex of the whole key
+  scopes: string[];
+  expires_at: Date | null;
+  allowed_ips: string[];
+  revoked: boolean;
+  created_at: Date;
+}
+
+export interface InviteAllowanceUsageRow {
+  usage_key: string; // PK: `${user_id}:${month}`
+  user_id: number;
+  month: string; // YYYY-MM (UTC)
+  used: number;
+}
+
+export const READ_MODELS = {
+  passList: 'pass_list',
+  facilities: 'facilities',
+  organizations: 'organizations',
+  users: 'users',
+  apiKeys: 'api_keys',
+  inviteAllowanceUsage: 'invite_allowance_usage',
+} as const;
