@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+// `npx guestpass`: runs the TypeScript source through tsx when the dev toolchain is installed,
+// else the build in dist/ (a production install).
+import { existsSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+let entry = path.join(root, 'dist', 'cli', 'guestpass.js');
+try {
+  const { register } = await import('tsx/esm/api');
+  register();
+  entry = path.join(root, 'cli', 'guestpass.ts');
+} catch {
+  if (!existsSync(entry)) {
+    console.error('guestpass: run `npm ci && npm run build` first');
+    process.exit(1);
+  }
+}
+const { main } = await import(pathToFileURL(entry).href);
+process.exitCode = await main(process.argv.slice(2));
