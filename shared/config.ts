@@ -23,6 +23,8 @@ export interface Config {
   readonly projectionWaitMs: number;
   /** Honour X-Forwarded-For from the gateway (production behind a reverse proxy). */
   readonly trustProxy: boolean;
+  /** Signs page cursors; every instance must share it. null = generated (embedded: kept in dataDir). */
+  readonly pageCursorSecret: string | null;
 }
 
 export class ConfigError extends Error {
@@ -65,6 +67,14 @@ function brokers(env: Env): string[] {
   return list;
 }
 
+function secret(env: Env, name: string): string | null {
+  const value = env[name]?.trim();
+  if (!value) return null;
+  // Names the variable, never echoes the value.
+  if (Buffer.byteLength(value) < 32) throw new ConfigError(`${name} must be at least 32 characters of random data`);
+  return value;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const publicBaseUrl = optionalUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
   return {
@@ -80,5 +90,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: env.LOG_LEVEL?.trim() || 'info',
     projectionWaitMs: integer(env, 'PROJECTION_WAIT_MS', 2000, 0, 60_000),
     trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
+    pageCursorSecret: secret(env, 'PAGE_CURSOR_SECRET'),
   };
 }

@@ -9,7 +9,10 @@ export interface Migration {
 }
 
 const migrations: Array<() => Promise<Migration>> = [
-  // e.g. () => import('./migrations/001_event_store.js').then((m) => m.migration),
+  () => import('./migrations/001_event_store.js').then((m) => m.migration),
+  () => import('./migrations/002_subject_keys_and_ids.js').then((m) => m.migration),
+  () => import('./migrations/003_projections.js').then((m) => m.migration),
+  () => import('./migrations/004_door_path.js').then((m) => m.migration),
 ];
 
 class ListedMigrations implements Knex.MigrationSource<Migration> {

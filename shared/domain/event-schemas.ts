@@ -1,4 +1,220 @@
-// Placeholder replaced by the domain work: JSON Schemas for every event type.
-export function schemaVersionOf(_type: string): number {
-  return 1;
+// JSON Schemas of every event type's data, compiled once. The event store validates on append
+// (new events are written at the current version) and on read (an old event is checked against
+// the schema it was written with, then upcast step by step to the current version).
+//
+// Changing an event's shape: bump `version`, move the old schema into `previous[oldVersion]`,
+// add `upcasters[oldVersion]` turning old data into the new shape, and write a test. Events in
+// the log are never rewritten.
+import { Ajv2020, type AnySchemaObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { ORG_SCOPES, ROLES, type DomainEvent, type DomainEventType, type Sealed } from './events.js';
+import { MAX_INVITE_ALLOWANCE, MAX_ORGANIZATION_NAME_LENGTH } from './organization-decider.js';
+import { MAX_FACILITY_DESCRIPTION_LENGTH, MAX_FACILITY_NAME_LENGTH } from './facility-decider.js';
+import { MAX_EMAIL_LENGTH, MAX_USER_NAME_LENGTH } from './user-decider.js';
+import { MAX_ALLOWED_IPS } from './api-key-decider.js';
+import { MAX_PASSES_PER_BATCH } from './guest-invites-decider.js';
+import { PASS_PUBLIC_ID_PATTERN } from './pass-request.js';
+import { PASSWORD_HASH_PATTERN } from '../crypto/password-hash.js';
+
+type DataOf<T extends DomainEventType> = Extract<DomainEvent, { type: T }>['data'];
+export type Upcaster = (data: unknown) => unknown;
+
+/**
+ * One schema per data field. Typed against events.ts: a field added there without a schema here,
+ * or a schema for a field that does not exist, fails to compile. Every field is required (events
+ * spell out null rather than omit) and no other field is allowed.
+ */
+type PropertiesOf<D> = { readonly [K in keyof D]-?: AnySchemaObject };
+
+interface EventTypeSchemas<T extends DomainEventType> {
+  /** The version new events are written with. */
+  readonly version: number;
+  readonly properties: PropertiesOf<DataOf<T>>;
+  /** Complete data schemas of older versions still present in the log, by version. */
+  readonly previous?: Readonly<Record<number, AnySchemaObject>>;
+  /** `upcasters[n]` turns data of version n into data of version n + 1. */
+  readonly upcasters?: Readonly<Record<number, Upcaster>>;
+}
+
+function objectSchema(properties: Readonly<Record<string, AnySchemaObject>>): AnySchemaObject {
+  return { type: 'object', additionalProperties: false, required: Object.keys(properties), properties };
+}
+
+const SHA256_HEX = '^[0-9a-f]{64}$';
+const BASE64URL = '^[A-Za-z0-9_-]+$';
+const ID = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
+const KEY_ID = { type: 'string', minLength: 1, maxLength: 64, pattern: BASE64URL };
+const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength });
+const nullable = (schema: AnySchemaObject) => ({ ...schema, type: [schema.type as string, 'null'] });
+const ALLOWANCE = { type: 'integer', minimum: 0, maximum: MAX_INVITE_ALLOWANCE };
+const SHA256 = { type: 'string', pattern: SHA256_HEX };
+const PUBLIC_ID = { type: 'string', pattern: PASS_PUBLIC_ID_PATTERN };
+
+const sealedSchema = objectSchema({
+  keyId: KEY_ID,
+  iv: { type: 'string', minLength: 16, maxLength: 16, pattern: BASE64URL }, // 12 bytes
+  ciphertext: { type: 'string', minLength: 1, maxLength: 65536, pattern: BASE64URL },
+  tag: { type: 'string', minLength: 22, maxLength: 22, pattern: BASE64URL }, // 16 bytes
+} satisfies PropertiesOf<Sealed>);
+
+const facilityRef = { facilityId: ID, orgId: ID };
+const roleChange = { userId: ID, orgId: ID, role: { type: 'string', enum: [...ROLES] } };
+
+const catalogue: { readonly [T in DomainEventType]: EventTypeSchemas<T> } = {
+  OrganizationCreated: {
+    version: 1,
+    properties: { orgId: ID, name: text(MAX_ORGANIZATION_NAME_LENGTH), inviteAllowance: ALLOWANCE },
+  },
+  OrganizationInviteAllowanceChanged: { version: 1, properties: { orgId: ID, inviteAllowance: ALLOWANCE } },
+  FacilityAdded: {
+    version: 1,
+    properties: {
+      facilityId: ID,
+      orgId: ID,
+      name: text(MAX_FACILITY_NAME_LENGTH),
+      description: nullable(text(MAX_FACILITY_DESCRIPTION_LENGTH)),
+    },
+  },
+  FacilitySuspended: { version: 1, properties: facilityRef },
+  FacilityResumed: { version: 1, properties: facilityRef },
+  FacilityDeactivated: { version: 1, properties: facilityRef },
+  UserAdded: {
+    version: 1,
+    properties: {
+      userId: ID,
+      orgId: ID,
+      email: { type: 'string', minLength: 3, maxLength: MAX_EMAIL_LENGTH, pattern: '^[^\\s@]+@[^\\s@]+$' },
+      firstName: text(MAX_USER_NAME_LENGTH),
+      lastName: text(MAX_USER_NAME_LENGTH),
+      // The pattern admits only a scrypt hash: a password in clear can never be appended.
+      passwordHash: nullable({ type: 'string', maxLength: 512, pattern: PASSWORD_HASH_PATTERN }),
+      inviteAllowance: nullable(ALLOWANCE),
+    },
+  },
+  RoleGranted: { version: 1, properties: roleChange },
+  RoleRevoked: { version: 1, properties: roleChange },
+  UserInviteAllowanceChanged: {
+    version: 1,
+    properties: { userId: ID, orgId: ID, inviteAllowance: nullable(ALLOWANCE) },
+  },
+  ApiKeyCreated: {
+    version: 1,
+    properties: {
+      keyId: KEY_ID,
+      orgId: ID,
+      userId: ID,
+      // Only the hash: the key itself never enters the log.
+      keyHash: SHA256,
+      scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: [...ORG_SCOPES] } },
+      expiresAt: nullable({ type: 'string', format: 'date-time' }),
+      allowedIps: {
+        type: 'array',
+        maxItems: MAX_ALLOWED_IPS,
+        uniqueItems: true,
+        items: { type: 'string', minLength: 3, maxLength: 43, pattern: '^[0-9a-f.:]+/\\d{1,3}$' },
+      },
+    },
+  },
+  ApiKeyRevoked: { version: 1, properties: { keyId: KEY_ID, orgId: ID } },
+  PassCreated: {
+    version: 1,
+    properties: {
+      passId: ID,
+      publicId: PUBLIC_ID,
+      orgId: ID,
+      facilityId: ID,
+      createdBy: ID,
+      batchId: { type: 'string', format: 'uuid' },
+      batchSize: { type: 'integer', minimum: 1, maximum: MAX_PASSES_PER_BATCH },
+      arrivalDate: { type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+      arrivalTime: nullable({ type: 'string', pattern: '^([01]\\d|2[0-3]):[0-5]\\d$' }),
+      validFrom: { type: 'string', format: 'date-time' },
+      validUntil: { type: 'string', format: 'date-time' },
+      qrHash: SHA256,
+      // Names, contact details and QR values only sealed: erasable by destroying the key.
+      guest: sealedSchema,
+    },
+  },
+  PassRevoked: {
+    version: 1,
+    properties: { passId: ID, publicId: PUBLIC_ID, orgId: ID, facilityId: ID, qrHash: SHA256 },
+  },
+};
+
+const addFormats = addFormatsModule.default;
+const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+addFormats(ajv, ['date', 'date-time', 'uuid']);
+
+/** validators.get(type)[version] */
+const validators = new Map<string, ReadonlyMap<number, ValidateFunction>>();
+for (const [type, entry] of Object.entries(catalogue) as [string, EventTypeSchemas<DomainEventType>][]) {
+  const byVersion = new Map<number, ValidateFunction>();
+  for (const [version, schema] of Object.entries(entry.previous ?? {})) byVersion.set(Number(version), ajv.compile(schema));
+  byVersion.set(entry.version, ajv.compile(objectSchema(entry.properties)));
+  validators.set(type, byVersion);
+}
+
+/** Every event type the service records. */
+export const EVENT_TYPES = Object.keys(catalogue) as DomainEventType[];
+
+function entryOf(type: string): EventTypeSchemas<DomainEventType> {
+  if (!Object.hasOwn(catalogue, type)) throw new Error(`unknown event type "${type}"`);
+  return catalogue[type as DomainEventType] as EventTypeSchemas<DomainEventType>;
+}
+
+/** The schema version new events of this type are written with. Throws for an unknown type. */
+export function schemaVersionOf(type: string): number {
+  return entryOf(type).version;
+}
+
+/** Throws an Error naming the type, the version and every ajv complaint when `data` does not fit. */
+export function validateEvent(type: string, schemaVersion: number, data: unknown): void {
+  entryOf(type);
+  const validate = validators.get(type)?.get(schemaVersion);
+  if (!validate) throw new Error(`event type "${type}" has no schema version ${schemaVersion}`);
+  if (!validate(data)) {
+    const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
+    throw new Error(`invalid ${type} event data (schema version ${schemaVersion}): ${problems.join('; ')}`);
+  }
+}
+
+/**
+ * Applies `upcasters[from]`, `upcasters[from + 1]`, ... until `to`. Exported for tests of the
+ * mechanism; callers use `upcast`.
+ */
+export function applyUpcasters(
+  type: string,
+  upcasters: Readonly<Record<number, Upcaster>>,
+  from: number,
+  to: number,
+  data: unknown,
+): unknown {
+  let current = data;
+  for (let version = from; version < to; version++) {
+    const step = upcasters[version];
+    if (!step) throw new Error(`event type "${type}" has no upcaster from schema version ${version}`);
+    current = step(current);
+  }
+  return current;
+}
+
+/** Brings data written at `schemaVersion` up to the current version, one step at a time. */
+export function upcast(type: string, schemaVersion: number, data: unknown): { schemaVersion: number; data: unknown } {
+  const entry = entryOf(type);
+  if (!Number.isInteger(schemaVersion) || schemaVersion < 1) {
+    throw new Error(`event type "${type}": invalid schema version ${schemaVersion}`);
+  }
+  if (schemaVersion > entry.version) {
+    // Written by newer code than this process runs: refusing beats misreading it.
+    throw new Error(`event type "${type}" schema version ${schemaVersion} is newer than this build knows (${entry.version})`);
+  }
+  return { schemaVersion: entry.version, data: applyUpcasters(type, entry.upcasters ?? {}, schemaVersion, entry.version, data) };
+}
+
+/** What the validating event store uses. */
+export const eventSchemas = { validate: validateEvent, upcast, versionOf: schemaVersionOf } as const;
+
+/** The current data schema of each type, for documentation and tests. */
+export function eventDataSchema(type: DomainEventType): AnySchemaObject {
+  return objectSchema(catalogue[type].properties);
 }

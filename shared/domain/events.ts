@@ -22,6 +22,10 @@ export const ORG_SCOPES: readonly OrgScope[] = [
 
 export const DEFAULT_INVITE_ALLOWANCE = 50;
 
+export type PassStatus = 'expected' | 'registered' | 'checked_in' | 'checked_out' | 'cancelled';
+/** A pass can be revoked (and its QR opens doors) only in these states. */
+export const ACTIVE_PASS_STATUSES: readonly PassStatus[] = ['expected', 'registered'];
+
 /** Ciphertext of a JSON value under a subject key (AES-256-GCM), all base64url. */
 export interface Sealed {
   readonly keyId: string;
@@ -91,8 +95,11 @@ export type ApiKeyCreated = {
     userId: number;
     /** SHA-256 of the whole key, hex. */
     keyHash: string;
+    /** Distinct, non-empty. */
     scopes: OrgScope[];
+    /** ISO 8601 UTC, or null for a key that never expires. */
     expiresAt: string | null;
+    /** Canonical CIDRs (`address/prefix`; a single address is /32 or /128); empty = any source. */
     allowedIps: string[];
   };
 };
@@ -125,7 +132,8 @@ export type PassCreated = {
 };
 export type PassRevoked = {
   type: 'PassRevoked';
-  data: { passId: number; publicId: string; orgId: number; facilityId: number };
+  /** qrHash is repeated so the door link can withdraw the credential from this event alone. */
+  data: { passId: number; publicId: string; orgId: number; facilityId: number; qrHash: string };
 };
 
 export type DomainEvent =

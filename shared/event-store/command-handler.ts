@@ -21,6 +21,16 @@ interface CachedState {
   readonly state: unknown;
 }
 
+// Folded state is only meaningful for the evolve that folded it, and one stream can be folded by
+// several deciders (its own, and others that read it as input): cache entries are keyed by both.
+const evolveIds = new WeakMap<object, number>();
+let nextEvolveId = 0;
+function cacheKey(streamName: string, evolve: object): string {
+  let id = evolveIds.get(evolve);
+  if (id === undefined) evolveIds.set(evolve, (id = nextEvolveId++));
+  return `${id}:${streamName}`;
+}
+
 const MAX_ATTEMPTS = 8;
 
 /**
@@ -38,6 +48,8 @@ export class CommandHandler {
   constructor(
     private readonly store: EventStore,
     private readonly maxCachedStreams = 10_000,
+    /** The schema version stamped on new events; the domain catalogue's unless a test brings its own events. */
+    private readonly versionOf: (type: string) => number = schemaVersionOf,
   ) {}
 
   handle<Command, Event extends EventShape, State>(
@@ -54,14 +66,15 @@ export class CommandHandler {
     streamName: string,
     decider: Pick<Decider<unknown, Event, State>, 'initialState' | 'evolve'>,
   ): Promise<{ state: State; revision: number | 'no_stream' }> {
-    const cached = this.cache.get(streamName);
+    const key = cacheKey(streamName, decider.evolve);
+    const cached = this.cache.get(key);
     const from = cached ? cached.revision + 1 : 0;
     const events = await this.store.readStream(streamName, { fromRevision: from });
     let state = (cached ? cached.state : decider.initialState()) as State;
     for (const e of events) state = decider.evolve(state, { type: e.type, data: e.data } as Event);
     const last = events.at(-1);
     const revision = last ? last.revision : cached ? cached.revision : 'no_stream';
-    if (revision !== 'no_stream') this.remember(streamName, { revision, state });
+    if (revision !== 'no_stream') this.remember(key, { revision, state });
     return { state, revision };
   }
 
@@ -78,21 +91,26 @@ export class CommandHandler {
         return { events, nextExpectedRevision: revision === 'no_stream' ? -1 : revision, position: { commit: 0n, prepare: 0n } };
       }
       try {
-        const result = await this.store.appendToStream(streamName, events.map((e) => toNewEvent(e, context)), revision);
+        const result = await this.store.appendToStream(streamName, events.map((e) => toNewEvent(e, context, this.versionOf)), revision);
         let next = state;
         for (const e of events) next = decider.evolve(next, e);
-        this.remember(streamName, { revision: result.nextExpectedRevision, state: next });
+        this.remember(cacheKey(streamName, decider.evolve), { revision: result.nextExpectedRevision, state: next });
         return { ...result, events };
       } catch (error) {
         if (!(error instanceof WrongExpectedVersion) || attempt >= MAX_ATTEMPTS) throw error;
-        this.cache.delete(streamName);
+        // The cached state stays true at its revision, so the next load reads only what the winner
+        // appended; only a stream that went backwards (deleted by an operator) is folded again.
+        const actual = error.actual;
+        if (actual === 'no_stream' || (revision !== 'no_stream' && actual < revision)) {
+          this.cache.delete(cacheKey(streamName, decider.evolve));
+        }
       }
     }
   }
 
-  private remember(streamName: string, entry: CachedState): void {
-    this.cache.delete(streamName);
-    this.cache.set(streamName, entry);
+  private remember(key: string, entry: CachedState): void {
+    this.cache.delete(key);
+    this.cache.set(key, entry);
     if (this.cache.size > this.maxCachedStreams) {
       const oldest = this.cache.keys().next().value;
       if (oldest !== undefined) this.cache.delete(oldest);
@@ -111,7 +129,11 @@ export class CommandHandler {
   }
 }
 
-export function toNewEvent(event: EventShape, context: CommandContext): NewEvent {
+export function toNewEvent(
+  event: EventShape,
+  context: CommandContext,
+  versionOf: (type: string) => number = schemaVersionOf,
+): NewEvent {
   return {
     id: randomUUID(),
     type: event.type,
@@ -121,7 +143,7 @@ export function toNewEvent(event: EventShape, context: CommandContext): NewEvent
       causationId: context.causationId ?? null,
       actor: context.actor,
       occurredAt: context.now.toISOString(),
-      schemaVersion: schemaVersionOf(event.type),
+      schemaVersion: versionOf(event.type),
     },
   };
 }

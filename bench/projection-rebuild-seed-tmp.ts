@@ -1,0 +1,181 @@
+// Projection rebuild throughput: `npx tsx bench/projection-rebuild.ts [--events 200000] [--batch-size 5000]`.
+// Seeds a PassCreated-heavy log (bulk INSERT into the events table, real sealed guest data and
+// subject keys) into a fresh database of the embedded PostgreSQL (or of DATABASE_URL's server),
+// rebuilds every projection through the real event store (schema validation included) and
+// prints events per second, duration and peak RSS. Target: at least 20,000 events/s.
+import os from 'node:os';
+import path from 'node:path';
+import { rm } from 'node:fs/promises';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { createKnex, type Knex } from '../shared/db/knex.js';
+import { migrateToLatest } from '../shared/db/migrate.js';
+import { startEmbeddedPostgres, withDatabase, type EmbeddedServer } from '../shared/db/embedded-postgres.js';
+import { createEventStore } from '../shared/event-store/create-event-store.js';
+import { eventSchemas } from '../shared/domain/event-schemas.js';
+import { streams, type DomainEvent, type GuestDetails, type OrgScope } from '../shared/domain/events.js';
+import { seal } from '../shared/crypto/sealed-box.js';
+import { PostgresSubjectKeyStore } from '../shared/crypto/postgres-subject-key-store.js';
+import { createLogger } from '../shared/logger.js';
+
+const TIME_LIMIT_MS = 120_000;
+const ORGS = 100;
+const USERS_PER_ORG = 20;
+const FACILITIES_PER_ORG = 2;
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer`);
+  return value;
+}
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+interface Row {
+  stream_name: string;
+  stream_position: number;
+  event_id: string;
+  type: string;
+  data: unknown;
+  metadata: unknown;
+}
+
+/** Builds the log in memory as rows of the events table, with per-stream positions. */
+class LogBuilder {
+  readonly rows: Row[] = [];
+  readonly keys: Array<{ key_id: string; subject_id: string; key: string }> = [];
+  private readonly revisions = new Map<string, number>();
+  private clock = Date.parse('2025-03-01T08:00:00.000Z');
+
+  add(stream: string, event: DomainEvent): void {
+    const revision = (this.revisions.get(stream) ?? -1) + 1;
+    this.revisions.set(stream, revision);
+    this.clock += 50;
+    this.rows.push({
+      stream_name: stream,
+      stream_position: revision,
+      event_id: randomUUID(),
+      type: event.type,
+      data: event.data,
+      metadata: {
+        correlationId: randomUUID(),
+        causationId: null,
+        actor: { kind: 'operator' },
+        occurredAt: new Date(this.clock).toISOString(),
+        schemaVersion: 1,
+      },
+    });
+  }
+}
+
+function buildLog(target: number): { log: LogBuilder; passes: number; revoked: number } {
+  const log = new LogBuilder();
+  const scopes: OrgScope[] = ['org:passes:read', 'org:passes:write', 'org:facilities:read'];
+  for (let org = 1; org <= ORGS; org++) {
+    log.add(streams.organization(org), { type: 'OrganizationCreated', data: { orgId: org, name: `Org ${org}`, inviteAllowance: 1000 } });
+    for (let f = 1; f <= FACILITIES_PER_ORG; f++) {
+      const facilityId = org * 10 + f;
+      log.add(streams.facility(facilityId), { type: 'FacilityAdded', data: { facilityId, orgId: org, name: `Site ${facilityId}`, description: null } });
+    }
+    for (let u = 0; u < USERS_PER_ORG; u++) {
+      const userId = org * 1000 + u;
+      log.add(streams.user(userId), {
+        type: 'UserAdded',
+        data: { userId, orgId: org, email: `u${userId}@example.org`, firstName: 'User', lastName: `${userId}`, passwordHash: null, inviteAllowance: null },
+      });
+      log.add(streams.user(userId), { type: 'RoleGranted', data: { userId, orgId: org, role: 'self_invite' } });
+    }
+    const keyId = `key${org}`;
+    log.add(streams.apiKey(keyId), {
+      type: 'ApiKeyCreated',
+      data: { keyId, orgId: org, userId: org * 1000, keyHash: sha256(keyId), scopes, expiresAt: null, allowedIps: [] },
+    });
+  }
+  let passId = 0;
+  let passes = 0;
+  let revoked = 0;
+  const live: Array<{ passId: number; orgId: number; facilityId: number; stream: string; publicId: string; qrHash: string }> = [];
+  while (log.rows.length < target) {
+    // About one revocation per 20 passes; otherwise a batch of 1 to 5 passes for one guest.
+    if (live.length > 0 && Math.random() < 0.05) {
+      const pass = live.splice(Math.floor(Math.random() * live.length), 1)[0]!;
+      log.add(pass.stream, { type: 'PassRevoked', data: { passId: pass.passId, publicId: pass.publicId, orgId: pass.orgId, facilityId: pass.facilityId, qrHash: pass.qrHash } });
+      revoked++;
+      continue;
+    }
+    const orgId = 1 + Math.floor(Math.random() * ORGS);
+    const createdBy = orgId * 1000 + Math.floor(Math.random() * USERS_PER_ORG);
+    const facilityId = orgId * 10 + 1 + Math.floor(Math.random() * FACILITIES_PER_ORG);
+    const size = Math.min(1 + Math.floor(Math.random() * 5), target - log.rows.length);
+    const batchId = randomUUID();
+    const key = { keyId: randomUUID(), key: randomBytes(32) };
+    log.keys.push({ key_id: key.keyId, subject_id: batchId, key: key.key.toString('hex') });
+    const ids = Array.from({ length: size }, () => ++passId);
+    const publicIds = ids.map((id) => `gst_${id.toString(16).padStart(32, '0')}`);
+    const qrValues = Object.fromEntries(publicIds.map((p) => [p, randomBytes(20).toString('base64url')]));
+    const guest: GuestDetails = {
+      firstName: `Guest${ids[0]}`,
+      lastName: 'Visitor',
+      email: `guest${ids[0]}@example.com`,
+      phone: '+15550100',
+      country: null,
+      vehicleNumber: null,
+      notes: null,
+      invitedBy: null,
+      qrValues,
+    };
+    const sealed = seal(key, guest);
+    const stream = streams.guestInvites(createdBy, '2025-03');
+    ids.forEach((id, i) => {
+      const qrHash = sha256(qrValues[publicIds[i]!]!);
+      log.add(stream, {
+        type: 'PassCreated',
+        data: {
+          passId: id,
+          publicId: publicIds[i]!,
+          orgId,
+          facilityId,
+          createdBy,
+          batchId,
+          batchSize: size,
+          arrivalDate: '2025-03-20',
+          arrivalTime: '10:00',
+          validFrom: '2025-03-20T10:00:00.000Z',
+          validUntil: '2025-03-20T23:59:59.999Z',
+          qrHash,
+          guest: sealed,
+        },
+      });
+      live.push({ passId: id, orgId, facilityId, stream, publicId: publicIds[i]!, qrHash });
+      passes++;
+    });
+  }
+  return { log, passes, revoked };
+}
+
+/** Bulk insert in chunks: each chunk is one transaction, so global order is insertion order. */
+async function seed(knex: Knex, log: LogBuilder): Promise<void> {
+  const CHUNK = 10_000;
+  for (let i = 0; i < log.keys.length; i += CHUNK) {
+    await knex.raw(
+      `INSERT INTO subject_keys (key_id, subject_id, key)
+       SELECT key_id, subject_id, decode(key, 'hex') FROM json_to_recordset(?::json) AS k(key_id text, subject_id text, key text)`,
+      [JSON.stringify(log.keys.slice(i, i + CHUNK))],
+    );
+  }
+  for (let i = 0; i < log.rows.length; i += CHUNK) {
+    // ORDER BY the array index: global positions are drawn in that order, so each stream's
+    // revisions follow the global order as they do when appended one by one.
+    await knex.raw(
+      `INSERT INTO events (stream_name, stream_position, event_id, type, data, metadata)
+       SELECT e->>'stream_name', (e->>'stream_position')::int, (e->>'event_id')::uuid, e->>'type', e->'data', e->'metadata'
+       FROM jsonb_array_elements(?::jsonb) WITH ORDINALITY AS t(e, ord) ORDER BY ord`,
+      [JSON.stringify(log.rows.slice(i, i + CHUNK))],
+    );
+  }
+  await knex.raw('ANALYZE events');
+  await knex.raw('ANALYZE subject_keys');
+}
+
+export async function seedFor(knex: Knex, n: number) { const { log } = buildLog(n); const t = performance.now(); await seed(knex, log); console.log('insert only', Math.round(performance.now()-t)); }

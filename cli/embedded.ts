@@ -1,0 +1,118 @@
+// `npm start`: the whole service in one process on the embedded default. PostgreSQL is embedded
+// unless DATABASE_URL is set; the command and query apps share one port behind the in-process
+// gateway; the projections runner follows the event store in the same process.
+import http from 'node:http';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { loadConfig, type Config } from '../shared/config.js';
+import { createLogger, type Logger } from '../shared/logger.js';
+import { comparePositions, START } from '../shared/event-store/event-store.js';
+import { ORG_SCOPES } from '../shared/domain/events.js';
+import type { CommandContext } from '../shared/event-store/command-handler.js';
+import { RateLimiter } from '../shared/http/rate-limit.js';
+import { mountGateway } from '../shared/http/gateway.js';
+import { createCommandApp } from '../command-service/app.js';
+import { createQueryApp } from '../query-service/app.js';
+import { ProjectionRunner } from '../projections/runner.js';
+import { createOrganization } from '../command-service/organizations/create-organization.js';
+import { addFacility } from '../command-service/facilities/add-facility.js';
+import { addUser } from '../command-service/users/add-user.js';
+import { createApiKey } from '../command-service/api-keys/create-api-key.js';
+import { openRuntime, type Runtime } from './runtime.js';
+
+/** The cursor secret survives restarts of the embedded default, so clients' cursors stay valid. */
+async function pageCursorSecret(config: Config): Promise<string> {
+  if (config.pageCursorSecret) return config.pageCursorSecret;
+  const file = path.join(config.dataDir, 'page-cursor.secret');
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  await mkdir(config.dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  await writeFile(file, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+/** On an empty event log: a demo organization, facility and admin, and an API key shown once. */
+async function seedDemo(runtime: Runtime, logger: Logger): Promise<string | null> {
+  if (comparePositions(await runtime.store.headPosition(), START) !== 0) return null;
+  const ctx: CommandContext = { correlationId: randomUUID(), causationId: null, actor: { kind: 'system', name: 'demo-seed' }, now: new Date() };
+  const { deps } = runtime;
+  const { orgId } = await createOrganization(deps, { name: 'Demo Organization' }, ctx);
+  const { facilityId } = await addFacility(deps, { orgId, name: 'Main entrance', description: 'Demo facility' }, ctx);
+  const { userId } = await addUser(
+    deps,
+    { orgId, email: 'admin@demo.invalid', firstName: 'Demo', lastName: 'Admin', password: null, roles: ['admin', 'self_invite', 'employee_view'], inviteAllowance: null },
+    ctx,
+  );
+  const { apiKey, keyId } = await createApiKey(deps, { orgId, userId, scopes: [...ORG_SCOPES], expiresAt: null, allowedIps: [] }, ctx);
+  logger.info({ orgId, facilityId, userId, keyId }, 'created the demo organization');
+  return apiKey;
+}
+
+export async function startEmbedded(config: Config, logger: Logger) {
+  const runtime = await openRuntime(config, logger);
+  const runner = new ProjectionRunner({ knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger });
+  await runner.start();
+  const demoKey = await seedDemo(runtime, logger);
+
+  const orgApiRateLimiter = new RateLimiter('org-api');
+  const commandApp = createCommandApp({ ...runtime.deps, logger, config, orgApiRateLimiter });
+  const queryApp = createQueryApp({
+    db: runtime.knex,
+    logger,
+    config: { trustProxy: config.trustProxy, pageCursorSecret: await pageCursorSecret(config) },
+    orgApiRateLimiter,
+  });
+  const server = http.createServer(mountGateway(commandApp, queryApp));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const baseUrl = config.publicBaseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await runner.stop();
+      await runtime.close();
+    })());
+  return { baseUrl, demoKey, runtime, stop };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'guestpass');
+  const service = await startEmbedded(config, logger);
+  process.stdout.write(`\nguestpass is running at ${service.baseUrl}\n`);
+  process.stdout.write(`  OpenAPI: ${service.baseUrl}/api/v1/openapi.json\n`);
+  if (service.demoKey) {
+    process.stdout.write(
+      `  Demo organization API key (every scope; shown this once, stored only as a hash):\n    ${service.demoKey}\n`,
+    );
+  }
+  process.stdout.write('  Operator CLI: npx guestpass --help\n\n');
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, 'stopping');
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((error: unknown) => {
+    console.error(`guestpass: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+}

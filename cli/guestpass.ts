@@ -1,0 +1,292 @@
+// `npx guestpass <command>`: the operator CLI. Each command with --json prints one JSON object.
+import { randomUUID } from 'node:crypto';
+import { loadConfig, ConfigError } from '../shared/config.js';
+import { createLogger } from '../shared/logger.js';
+import { DomainError } from '../shared/errors.js';
+import { ROLES, type Role } from '../shared/domain/events.js';
+import type { CommandContext } from '../shared/event-store/command-handler.js';
+import { parsePosition, START, positionToString } from '../shared/event-store/event-store.js';
+import { createOrganization } from '../command-service/organizations/create-organization.js';
+import { addUser } from '../command-service/users/add-user.js';
+import { addFacility } from '../command-service/facilities/add-facility.js';
+import { suspendFacility } from '../command-service/facilities/suspend-facility.js';
+import { resumeFacility } from '../command-service/facilities/resume-facility.js';
+import { deactivateFacility } from '../command-service/facilities/deactivate-facility.js';
+import { createApiKey } from '../command-service/api-keys/create-api-key.js';
+import { revokeApiKey } from '../command-service/api-keys/revoke-api-key.js';
+import { ProjectionRunner } from '../projections/runner.js';
+import { rebuildProjections } from '../projections/rebuild.js';
+import { formatStatus, projectionStatus, statusToJson } from '../projections/status.js';
+import { ProgressBar } from '../projections/progress-bar.js';
+import { openRuntime, type Runtime } from './runtime.js';
+import { integerArg, list, optional, parse, required, UsageError } from './cli-args.js';
+
+const USAGE = `usage: guestpass <command> [options] [--json]
+
+  org create --name N [--invite-allowance N]
+  user create --org ORG --email E --first-name F --last-name L [--password P] [--role R]... [--invite-allowance N]
+  facility create --org ORG --name N [--description D]
+  facility suspend|resume|deactivate ID
+  apikey create --org ORG --user ADMIN_ID --scopes S1,S2 [--expires-at ISO] [--allow-ip CIDR]...
+  apikey revoke ID
+  projections status
+  projections rebuild [NAME]
+  events export [--stream S] [--from POSITION]`;
+
+interface Io {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const stdio: Io = {
+  out: (line) => process.stdout.write(line + '\n'),
+  err: (line) => process.stderr.write(line + '\n'),
+};
+
+type Result = { json: Record<string, unknown>; text: string };
+
+function operatorContext(): CommandContext {
+  return { correlationId: randomUUID(), causationId: null, actor: { kind: 'operator' }, now: new Date() };
+}
+
+/** Runs a write, then lets the read models catch up to it even when no server is running. */
+async function write<T extends { position: { commit: bigint; prepare: bigint } }>(
+  runtime: Runtime,
+  work: (ctx: CommandContext) => Promise<T>,
+): Promise<T> {
+  const runner = new ProjectionRunner({ knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger: quietLogger }, { rebuildStale: false });
+  await runner.start();
+  try {
+    return await work(operatorContext());
+  } finally {
+    await runner.stop();
+  }
+}
+
+const quietLogger = createLogger(process.env.LOG_LEVEL ?? 'warn', 'guestpass-cli');
+
+function role(text: string): Role {
+  if (!(ROLES as readonly string[]).includes(text)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+  return text as Role;
+}
+
+async function org(runtime: Runtime, args: string[]): Promise<Result> {
+  const [action, ...rest] = args;
+  if (action !== 'create') throw new UsageError('org create --name N [--invite-allowance N]');
+  const { values } = parse(rest, { name: { type: 'string' }, 'invite-allowance': { type: 'string' } });
+  const allowance = optional(values, 'invite-allowance');
+  const { orgId } = await write(runtime, (ctx) =>
+    createOrganization(
+      runtime.deps,
+      { name: required(values, 'name'), ...(allowance !== undefined ? { inviteAllowance: integerArg(allowance, '--invite-allowance', 0) } : {}) },
+      ctx,
+    ),
+  );
+  return { json: { id: orgId }, text: `organization ${orgId} created` };
+}
+
+async function user(runtime: Runtime, args: string[]): Promise<Result> {
+  const [action, ...rest] = args;
+  if (action !== 'create') throw new UsageError('user create --org ORG --email E --first-name F --last-name L ...');
+  const { values } = parse(rest, {
+    org: { type: 'string' },
+    email: { type: 'string' },
+    'first-name': { type: 'string' },
+    'last-name': { type: 'string' },
+    password: { type: 'string' },
+    role: { type: 'string', multiple: true },
+    'invite-allowance': { type: 'string' },
+  });
+  const allowance = optional(values, 'invite-allowance');
+  const { userId } = await write(runtime, (ctx) =>
+    addUser(
+      runtime.deps,
+      {
+        orgId: integerArg(required(values, 'org'), '--org'),
+        email: required(values, 'email'),
+        firstName: required(values, 'first-name'),
+        lastName: required(values, 'last-name'),
+        password: optional(values, 'password') ?? null,
+        roles: list(values, 'role').map(role),
+        inviteAllowance: allowance === undefined ? null : integerArg(allowance, '--invite-allowance', 0),
+      },
+      ctx,
+    ),
+  );
+  return { json: { id: userId }, text: `user ${userId} created` };
+}
+
+async function facility(runtime: Runtime, args: string[]): Promise<Result> {
+  const [action, ...rest] = args;
+  if (action === 'create') {
+    const { values } = parse(rest, { org: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' } });
+    const { facilityId } = await write(runtime, (ctx) =>
+      addFacility(
+        runtime.deps,
+        { orgId: integerArg(required(values, 'org'), '--org'), name: required(values, 'name'), description: optional(values, 'description') ?? null },
+        ctx,
+      ),
+    );
+    return { json: { id: facilityId }, text: `facility ${facilityId} created` };
+  }
+  const change = { suspend: suspendFacility, resume: resumeFacility, deactivate: deactivateFacility }[action ?? ''];
+  if (!change) throw new UsageError('facility create|suspend|resume|deactivate');
+  const { positionals } = parse(rest, {});
+  if (positionals.length !== 1) throw new UsageError(`facility ${action} ID`);
+  const facilityId = integerArg(positionals[0]!, 'ID');
+  const { changed } = await write(runtime, (ctx) => change(runtime.deps, { facilityId }, ctx));
+  return { json: { id: facilityId, changed }, text: changed ? `facility ${facilityId}: ${action}d` : `facility ${facilityId}: no change` };
+}
+
+async function apikey(runtime: Runtime, args: string[]): Promise<Result> {
+  const [action, ...rest] = args;
+  if (action === 'create') {
+    const { values } = parse(rest, {
+      org: { type: 'string' },
+      user: { type: 'string' },
+      scopes: { type: 'string' },
+      'expires-at': { type: 'string' },
+      'allow-ip': { type: 'string', multiple: true },
+    });
+    const { keyId, apiKey } = await write(runtime, (ctx) =>
+      createApiKey(
+        runtime.deps,
+        {
+          orgId: integerArg(required(values, 'org'), '--org'),
+          userId: integerArg(required(values, 'user'), '--user'),
+          scopes: required(values, 'scopes').split(',').map((s) => s.trim()).filter(Boolean),
+          expiresAt: optional(values, 'expires-at') ?? null,
+          allowedIps: list(values, 'allow-ip'),
+        },
+        ctx,
+      ),
+    );
+    return { json: { id: keyId, api_key: apiKey }, text: `API key ${keyId} created; shown once:\n${apiKey}` };
+  }
+  if (action === 'revoke') {
+    const { positionals } = parse(rest, {});
+    if (positionals.length !== 1) throw new UsageError('apikey revoke ID');
+    const keyId = positionals[0]!;
+    const { revoked } = await write(runtime, (ctx) => revokeApiKey(runtime.deps, { keyId }, ctx));
+    return { json: { id: keyId, revoked }, text: revoked ? `API key ${keyId} revoked` : `API key ${keyId} was already revoked` };
+  }
+  throw new UsageError('apikey create|revoke');
+}
+
+async function projections(runtime: Runtime, args: string[], json: boolean): Promise<Result> {
+  const [action, ...rest] = args;
+  const deps = { knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger: quietLogger };
+  if (action === 'status') {
+    parse(rest, {});
+    const report = await projectionStatus(deps);
+    return { json: statusToJson(report), text: formatStatus(report) };
+  }
+  if (action === 'rebuild') {
+    const { positionals } = parse(rest, {});
+    const bar = json ? null : new ProgressBar({ label: 'rebuild' });
+    const result = await rebuildProjections(positionals.length ? positionals : undefined, deps, {
+      onProgress: (p) => bar?.update({ fraction: p.fraction, detail: `${p.events.toLocaleString('en')} events, ${p.phase}` }),
+    });
+    bar?.finish({ fraction: 1, detail: `${result.events.toLocaleString('en')} events` });
+    const names = result.projections.map((p) => p.name);
+    return {
+      json: {
+        rebuilt: result.projections.map((p) => ({ name: p.name, generation: p.generation, position: positionToString(p.position) })),
+        events: result.events,
+        duration_ms: Math.round(result.durationMs),
+        events_per_second: Math.round(result.eventsPerSecond),
+      },
+      text: `rebuilt ${names.join(', ')}: ${result.events} events in ${(result.durationMs / 1000).toFixed(1)} s`,
+    };
+  }
+  throw new UsageError('projections status|rebuild [NAME]');
+}
+
+/** NDJSON of the log, for auditors: one event a line, in global order (or one stream's order). */
+async function events(runtime: Runtime, args: string[], io: Io): Promise<void> {
+  const [action, ...rest] = args;
+  if (action !== 'export') throw new UsageError('events export [--stream S] [--from POSITION]');
+  const { values } = parse(rest, { stream: { type: 'string' }, from: { type: 'string' } });
+  const stream = optional(values, 'stream');
+  const from = optional(values, 'from');
+  let count = 0;
+  const print = (e: Awaited<ReturnType<Runtime['store']['readAll']>>[number]) => {
+    count++;
+    io.out(
+      JSON.stringify({
+        id: e.id,
+        stream: e.streamName,
+        revision: e.revision,
+        position: positionToString(e.position),
+        type: e.type,
+        data: e.data,
+        metadata: e.metadata,
+        recorded_at: e.recordedAt.toISOString(),
+      }),
+    );
+  };
+  if (stream) {
+    const fromRevision = from === undefined ? 0 : integerArg(from, '--from', 0);
+    for (;;) {
+      const page = await runtime.store.readStream(stream, { fromRevision: fromRevision + count, maxCount: 1000 });
+      page.forEach(print);
+      if (page.length < 1000) break;
+    }
+  } else {
+    let after = START;
+    if (from !== undefined) {
+      try {
+        after = parsePosition(from);
+      } catch {
+        throw new UsageError('--from must be a position as printed by a previous export (COMMIT/PREPARE)');
+      }
+    }
+    for (;;) {
+      const page = await runtime.store.readAll({ after, maxCount: 1000 });
+      page.forEach(print);
+      if (page.length === 0) break;
+      after = page.at(-1)!.position;
+    }
+  }
+}
+
+export async function main(argv: string[], io: Io = stdio): Promise<number> {
+  const json = argv.includes('--json');
+  const [group, ...rest] = argv;
+  if (!group || group === '--help' || group === 'help' || group === '-h') {
+    io.out(USAGE);
+    return group ? 0 : 2;
+  }
+  let runtime: Runtime | null = null;
+  try {
+    const config = loadConfig();
+    const commands: Record<string, (r: Runtime) => Promise<Result | null>> = {
+      org: (r) => org(r, rest),
+      user: (r) => user(r, rest),
+      facility: (r) => facility(r, rest),
+      apikey: (r) => apikey(r, rest),
+      projections: (r) => projections(r, rest, json),
+      events: async (r) => {
+        await events(r, rest, io);
+        return null;
+      },
+    };
+    const command = commands[group];
+    if (!command) throw new UsageError(`unknown command "${group}"\n${USAGE}`);
+    runtime = await openRuntime(config, quietLogger);
+    const result = await command(runtime);
+    if (result) io.out(json ? JSON.stringify(result.json) : result.text);
+    return 0;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const code = error instanceof UsageError ? 2 : 1;
+    if (json) io.out(JSON.stringify({ error: error instanceof DomainError ? error.code : error instanceof UsageError ? 'usage' : error instanceof ConfigError ? 'config' : 'failed', message }));
+    else io.err(`guestpass: ${message}`);
+    if (!(error instanceof DomainError || error instanceof UsageError || error instanceof ConfigError)) {
+      io.err((error as Error)?.stack ?? '');
+    }
+    return code;
+  } finally {
+    await runtime?.close();
+  }
+}

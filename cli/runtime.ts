@@ -1,0 +1,118 @@
+// The composition root shared by `npm start` and the operator CLI: finds or starts PostgreSQL,
+// migrates, and builds the ports every command use case is given.
+import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import type { Config } from '../shared/config.js';
+import type { Logger } from '../shared/logger.js';
+import { createKnex, type Knex } from '../shared/db/knex.js';
+import { migrateToLatest } from '../shared/db/migrate.js';
+import {
+  embeddedUrlFile,
+  recordEmbeddedUrl,
+  startEmbeddedPostgres,
+  withDatabase,
+  type EmbeddedServer,
+} from '../shared/db/embedded-postgres.js';
+import { createEventStore } from '../shared/event-store/create-event-store.js';
+import { eventSchemas } from '../shared/domain/event-schemas.js';
+import { CommandHandler } from '../shared/event-store/command-handler.js';
+import type { EventStore } from '../shared/event-store/event-store.js';
+import { PostgresIdAllocator } from '../shared/domain/postgres-id-allocator.js';
+import { PostgresSubjectKeyStore } from '../shared/crypto/postgres-subject-key-store.js';
+import { PostgresReadModelWatermark } from '../projections/watermark.js';
+import type { CommandDeps } from '../command-service/command-deps.js';
+
+export interface Runtime {
+  readonly databaseUrl: string;
+  readonly knex: Knex;
+  readonly store: EventStore;
+  readonly deps: CommandDeps;
+  /** Set when this process started the embedded PostgreSQL server. */
+  readonly embedded: EmbeddedServer | null;
+  close(): Promise<void>;
+}
+
+const EMBEDDED_DATABASE = 'guestpass';
+
+async function reachable(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (!rowCount) await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * DATABASE_URL when set; otherwise the embedded server a running `npm start` recorded in the data
+ * folder; otherwise this process starts the embedded server itself (data kept under ./var).
+ */
+async function resolveDatabase(config: Config, logger: Logger): Promise<{ url: string; embedded: EmbeddedServer | null }> {
+  if (config.databaseUrl) return { url: config.databaseUrl, embedded: null };
+  const urlFile = embeddedUrlFile(config.dataDir);
+  if (existsSync(urlFile)) {
+    const recorded = (await readFile(urlFile, 'utf8')).trim();
+    if (recorded && (await reachable(recorded))) return { url: recorded, embedded: null };
+  }
+  logger.info({ dataDir: config.dataDir }, 'starting the embedded PostgreSQL server');
+  const embedded = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg') });
+  await ensureDatabase(embedded.url, EMBEDDED_DATABASE);
+  const url = withDatabase(embedded.url, EMBEDDED_DATABASE);
+  await recordEmbeddedUrl(config.dataDir, url);
+  return { url, embedded };
+}
+
+export async function openRuntime(config: Config, logger: Logger): Promise<Runtime> {
+  const { url, embedded } = await resolveDatabase(config, logger);
+  const knex = createKnex(url, { max: 10 });
+  try {
+    await migrateToLatest(knex);
+  } catch (error) {
+    await knex.destroy();
+    if (embedded) await embedded.stop();
+    throw error;
+  }
+  const store = createEventStore({ databaseUrl: url, eventStoreUrl: config.eventStoreUrl, schemas: eventSchemas });
+  const watermark = new PostgresReadModelWatermark(knex);
+  const deps: CommandDeps = {
+    store,
+    handler: new CommandHandler(store),
+    ids: new PostgresIdAllocator(knex),
+    subjectKeys: new PostgresSubjectKeyStore(knex),
+    db: knex,
+    watermark,
+    projectionWaitMs: config.projectionWaitMs,
+  };
+  return {
+    databaseUrl: url,
+    knex,
+    store,
+    deps,
+    embedded,
+    async close() {
+      await watermark.close();
+      await store.close();
+      await knex.destroy();
+      if (embedded) {
+        await rm(embeddedUrlFile(config.dataDir), { force: true });
+        await embedded.stop();
+      }
+    },
+  };
+}

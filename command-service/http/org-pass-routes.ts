@@ -1,0 +1,90 @@
+// Organization API, writes: create passes and revoke a pass with an organization API key.
+// Attribution and the monthly invite allowance go to the admin who created the key
+// (principal.userId); events record the key as actor and the request id as correlation id.
+import Router from '@koa/router';
+import { parseCreatePassRequest } from '../../shared/domain/pass-request.js';
+import { apiKeyAuth } from '../../shared/auth/api-key-auth.js';
+import { requireScope } from '../../shared/auth/scope-guard.js';
+import { actorOf, type ApiKeyPrincipal } from '../../shared/auth/principal.js';
+import { jsonBody } from '../../shared/http/json-body.js';
+import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
+import type { CommandContext } from '../../shared/event-store/command-handler.js';
+import type { CommandDeps } from '../command-deps.js';
+import { createPasses } from '../passes/create-passes.js';
+import { revokePass } from '../passes/revoke-pass.js';
+
+export interface PassCreateResponse {
+  success: true;
+  id: number;
+  public_id: string;
+  qr_value: string | null;
+  qr_values: string[];
+  quantity: number;
+  qr_sent: boolean;
+  sms_sent: boolean;
+  pass_link: string | null;
+  message: string;
+}
+
+function apiKeyPrincipal(ctx: HttpContext): ApiKeyPrincipal {
+  const principal = ctx.state.principal;
+  if (principal?.kind !== 'apiKey') throw new Error('organization route reached without an API key principal');
+  return principal;
+}
+
+function commandContext(ctx: HttpContext, principal: ApiKeyPrincipal, now: Date): CommandContext {
+  return { correlationId: ctx.state.requestId, causationId: null, actor: actorOf(principal), now };
+}
+
+export function orgPassRoutes(deps: CommandDeps, options: { trustProxy: boolean }): Router<HttpState> {
+  const router = new Router<HttpState>({ prefix: '/api/v1/org' });
+  const authenticate = apiKeyAuth({ db: deps.db, trustProxy: options.trustProxy });
+
+  router.post(
+    '/passes',
+    authenticate,
+    requireScope('org:passes:write'),
+    jsonBody(),
+    async (ctx) => {
+      const principal = apiKeyPrincipal(ctx);
+      const now = new Date();
+      // The body's JSON Schema (unknown fields refused) and the rules between fields, with ajv.
+      const request = parseCreatePassRequest(ctx.request.body, now);
+      const { passes } = await createPasses(
+        deps,
+        { orgId: principal.orgId, userId: principal.userId, request },
+        commandContext(ctx, principal, now),
+      );
+      const first = passes[0];
+      if (!first) throw new Error('createPasses returned no pass');
+      const body: PassCreateResponse = {
+        success: true,
+        id: first.passId,
+        public_id: first.publicId,
+        qr_value: first.qrValue,
+        qr_values: passes.map((p) => p.qrValue),
+        quantity: passes.length,
+        // Delivery (email, SMS, the batch's pass link) is a later issue: nothing is sent yet.
+        qr_sent: false,
+        sms_sent: false,
+        pass_link: null,
+        message: passes.length === 1 ? 'guest pass created' : `${passes.length} guest passes created`,
+      };
+      ctx.status = 201;
+      ctx.body = body;
+    },
+  );
+
+  router.delete('/passes/:public_id', authenticate, requireScope('org:passes:write'), async (ctx) => {
+    const principal = apiKeyPrincipal(ctx);
+    // A malformed id cannot name a pass of the organization: revokePass answers 404 without a lookup.
+    const { publicId } = await revokePass(
+      deps,
+      { orgId: principal.orgId, publicId: ctx.params.public_id ?? '' },
+      commandContext(ctx, principal, new Date()),
+    );
+    ctx.body = { success: true, public_id: publicId, revoked: true };
+  });
+
+  return router;
+}

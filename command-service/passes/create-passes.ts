@@ -1,0 +1,131 @@
+// Use case: create a batch of 1 to 10 guest passes for one guest, counted against the inviting
+// user's monthly allowance all-or-nothing. Used by POST /api/v1/passes, POST /api/v1/org/passes
+// and the CLI. The caller has already parsed the body (parseCreatePassRequest).
+//
+// Everything random is drawn here, so the decider stays pure: pass ids, public ids, QR values,
+// the batch id and the batch's subject key. The allowance is enforced by the single append on the
+// guest-invites stream of (user, current UTC month) with the revision it was decided on.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { CommandDeps } from '../command-deps.js';
+import type { CommandContext, HandleResult } from '../../shared/event-store/command-handler.js';
+import type { Position } from '../../shared/event-store/event-store.js';
+import { monthOf, streams, type GuestDetails, type PassCreated } from '../../shared/domain/events.js';
+import { assertFacilityAcceptsPasses, facilityDecider } from '../../shared/domain/facility-decider.js';
+import { guestInvitesDecider, type GuestInvitesEvent } from '../../shared/domain/guest-invites-decider.js';
+import { organizationDecider } from '../../shared/domain/organization-decider.js';
+import { userDecider, userInOrg } from '../../shared/domain/user-decider.js';
+import type { CreatePassInput } from '../../shared/domain/pass-request.js';
+import { seal } from '../../shared/crypto/sealed-box.js';
+import { DomainError, NotFoundError, QuotaExceededError } from '../../shared/errors.js';
+
+export interface CreatePassesInput {
+  readonly orgId: number;
+  /** The inviting user; for an organization API key, the admin who created the key. */
+  readonly userId: number;
+  readonly request: CreatePassInput;
+}
+
+export interface IssuedPass {
+  readonly passId: number;
+  readonly publicId: string;
+  /** The door credential: returned to the caller once, stored only sealed and as a hash. */
+  readonly qrValue: string;
+}
+
+export interface CreatePassesResult {
+  /** In creation order. */
+  readonly passes: readonly IssuedPass[];
+  readonly batchId: string;
+  readonly position: Position;
+}
+
+/** `gst_` + 128 random bits, lowercase hex (PASS_PUBLIC_ID_PATTERN). */
+function newPublicId(): string {
+  return `gst_${randomBytes(16).toString('hex')}`;
+}
+
+/** 256 random bits: unguessable, and short enough for a QR code. */
+function newQrValue(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+function sha256Hex(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+/** The user's own allowance, else the organization's default. */
+async function monthlyAllowance(deps: CommandDeps, orgId: number, userId: number): Promise<number> {
+  const [user, organization] = await Promise.all([
+    deps.handler.load(streams.user(userId), userDecider),
+    deps.handler.load(streams.organization(orgId), organizationDecider),
+  ]);
+  const inviter = userInOrg(user.state, userId, orgId);
+  if (inviter.inviteAllowance !== null) return inviter.inviteAllowance;
+  if (organization.state.status === 'absent') throw new NotFoundError(`organization ${orgId} not found`);
+  return organization.state.inviteAllowance;
+}
+
+export async function createPasses(
+  deps: CommandDeps,
+  { orgId, userId, request }: CreatePassesInput,
+  ctx: CommandContext,
+): Promise<CreatePassesResult> {
+  const stream = streams.guestInvites(userId, monthOf(ctx.now));
+  const [facility, limit, month] = await Promise.all([
+    deps.handler.load(streams.facility(request.facilityId), facilityDecider),
+    monthlyAllowance(deps, orgId, userId),
+    deps.handler.load(stream, guestInvitesDecider),
+  ]);
+  // 404 / 409. A suspension racing this request may still let it through: the facility is its
+  // own stream, and only the allowance is an invariant the spec asks to hold under concurrency.
+  assertFacilityAcceptsPasses(facility.state, request.facilityId, orgId);
+  // Fail fast before drawing ids and a key when the month is already full. This is not the
+  // enforcement (the state may be stale): the decider decides again on the appended revision.
+  if (month.state.used + request.quantity > limit) throw new QuotaExceededError(limit, month.state.used, request.quantity);
+
+  const passIds = await deps.ids.next('pass', request.quantity);
+  const issued: IssuedPass[] = passIds.map((passId) => ({ passId, publicId: newPublicId(), qrValue: newQrValue() }));
+  const batchId = randomUUID();
+  const guest: GuestDetails = {
+    firstName: request.firstName,
+    lastName: request.lastName,
+    email: request.email,
+    phone: request.phone,
+    country: request.country,
+    vehicleNumber: request.vehicleNumber,
+    notes: request.notes,
+    invitedBy: request.invitedBy,
+    qrValues: Object.fromEntries(issued.map((p) => [p.publicId, p.qrValue])),
+  };
+
+  // One key per batch: the batch is one guest, erased as a whole.
+  const key = await deps.subjectKeys.create(batchId);
+  let result: HandleResult<GuestInvitesEvent>;
+  try {
+    const sealed = seal(key, guest);
+    const passes: PassCreated['data'][] = issued.map((p) => ({
+      passId: p.passId,
+      publicId: p.publicId,
+      orgId,
+      facilityId: request.facilityId,
+      createdBy: userId,
+      batchId,
+      batchSize: issued.length,
+      arrivalDate: request.arrivalDate,
+      arrivalTime: request.arrivalTime,
+      validFrom: request.validFrom,
+      validUntil: request.validUntil,
+      qrHash: sha256Hex(p.qrValue),
+      guest: sealed,
+    }));
+    result = await deps.handler.handle(stream, guestInvitesDecider, { type: 'CreatePasses', data: { limit, passes } }, ctx);
+  } catch (error) {
+    // A rejected batch (quota, conflict) appended nothing, so its key seals nothing: drop it.
+    // On any other failure the append may have committed, and the key must stay.
+    if (error instanceof DomainError) await deps.subjectKeys.destroy(batchId).catch(() => undefined);
+    throw error;
+  }
+
+  await deps.watermark.waitFor(result.position, deps.projectionWaitMs);
+  return { passes: issued, batchId, position: result.position };
+}

@@ -1,0 +1,609 @@
+// The door-gateway: keeps every facility's door controllers in step with the pass events.
+//
+//   guestpass.pass-events --(consumer group)--> records (PostgreSQL) --MQTT QoS 1--> controllers
+//   controllers --acks/status/access--> gateway --> ack latencies, resyncs, guestpass.door-events
+//
+// Guarantees (see README.md for the contract):
+// * A batch's offsets are committed only after the broker acknowledged (PUBACK) every publish it
+//   caused, so a crash at any point replays the batch; versions make the replay change nothing.
+// * State changes and the publish calls that announce them happen under one lock, in the same
+//   order, so the broker's retained allow-list always ends in the newest state even when batches,
+//   the expiry sweep and a reconciliation after a broker restart run at the same time.
+// * On every (re)connection the retained allow-list on the broker is read back and repaired
+//   (a broker restarted without persistence loses it); controllers reporting a digest that is
+//   neither the current one nor a recent one get a full resync.
+// * Access events are acknowledged to the broker (PUBACK) only after the bus accepted them,
+//   over a persistent session, so none is lost while the gateway or Kafka is down.
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { IPublishPacket } from 'mqtt';
+import type { Logger } from '../shared/logger.js';
+import { DOOR_EVENTS_TOPIC, PASS_EVENTS_TOPIC, type BatchControl, type BusConsumer, type DeliveredMessage, type PassBus } from '../shared/pass-bus/pass-bus.js';
+import { MalformedMessageError, parsePassEventMessage, type PassEventEnvelope } from '../shared/pass-bus/pass-event-message.js';
+import { DOOR_EVENT_SCHEMA, toDoorEventMessage, type DoorEventEnvelope } from '../shared/pass-bus/door-event-message.js';
+import {
+  asAccessEvent,
+  asAck,
+  asCredential,
+  asStatus,
+  parseControllerTopic,
+  parseCredentialTopic,
+  parseJson,
+  topics,
+  type Ack,
+  type Command,
+  type Status,
+  type SyncChunk,
+} from './contract.js';
+import {
+  actionFor,
+  AllowLists,
+  applyPassEvent,
+  credentialIdOf,
+  credentialPayload,
+  expire,
+  UnusableEventError,
+  type CredentialRecord,
+  type LinkAction,
+} from './credential-state.js';
+import type { AckRecord, DoorCredentialStore } from './credential-store.js';
+import { connectLink, endLink, dropLink, firstConnect, publish, subscribe, unsubscribe, type MqttClient } from './mqtt-link.js';
+
+export const DOOR_GATEWAY_GROUP = 'guestpass-door-gateway';
+
+export interface DoorGatewayOptions {
+  readonly bus: PassBus;
+  readonly store: DoorCredentialStore;
+  readonly mqttUrl: string;
+  readonly logger: Logger;
+  /** Base of the MQTT client ids (`-link`, `-access`); stable per instance so sessions persist. */
+  readonly clientId?: string;
+  readonly groupId?: string;
+  /** How often credentials past valid_until are cleared (default 5 s). */
+  readonly expirySweepMs?: number;
+  /** Credentials per resync message (default 1000). */
+  readonly syncChunkSize?: number;
+  /** Partitions handled at once (default 4; each stays in order). */
+  readonly concurrency?: number;
+  /** Forward controllers' access events to guestpass.door-events (default true). */
+  readonly forwardAccessEvents?: boolean;
+  /** Wait this long for the first MQTT connection at start (default 60 s). */
+  readonly connectTimeoutMs?: number;
+  readonly mqttUsername?: string;
+  readonly mqttPassword?: string;
+  readonly now?: () => Date;
+}
+
+export interface AckObservation {
+  readonly facilityId: number;
+  readonly controllerId: string;
+  readonly credentialId: string;
+  readonly version: number;
+  readonly op: 'upsert' | 'remove';
+  readonly applied: boolean;
+  /** From the event's recording to this acknowledgement; null when the change is not one we sent lately. */
+  readonly latencyMs: number | null;
+}
+
+export interface GatewayStats {
+  readonly eventsApplied: number;
+  readonly published: number;
+  readonly acks: number;
+  readonly resyncs: number;
+  readonly accessForwarded: number;
+  readonly reconciliations: number;
+  readonly expired: number;
+}
+
+interface Pending {
+  readonly eventAt: number;
+  readonly facilityId: number;
+  readonly sentAt: number;
+}
+
+const PENDING_TTL_MS = 10 * 60_000;
+
+class Stopping extends Error {
+  override readonly name = 'Stopping';
+}
+
+export class DoorGateway extends EventEmitter {
+  readonly lists = new AllowLists();
+  private readonly log: Logger;
+  private readonly now: () => Date;
+  private link: MqttClient | null = null;
+  private access: MqttClient | null = null;
+  private consumer: BusConsumer | null = null;
+  private lock: Promise<unknown> = Promise.resolve();
+  private timers: NodeJS.Timeout[] = [];
+  private ackBuffer: AckRecord[] = [];
+  private readonly pending = new Map<string, Pending>();
+  private readonly resyncsInFlight = new Map<string, { syncId: string; startedAt: number }>();
+  private readonly statusRequested = new Set<number>();
+  private collecting: ((topic: string, payload: Buffer, retain: boolean) => void) | null = null;
+  private linkReady: Promise<void> = Promise.resolve();
+  private stopping = false;
+  private readonly counters = { eventsApplied: 0, published: 0, acks: 0, resyncs: 0, accessForwarded: 0, reconciliations: 0, expired: 0 };
+
+  constructor(private readonly options: DoorGatewayOptions) {
+    super();
+    this.log = options.logger.child({ component: 'door-gateway' });
+    this.now = options.now ?? (() => new Date());
+  }
+
+  get stats(): GatewayStats {
+    return { ...this.counters };
+  }
+
+  async start(): Promise<void> {
+    for (const record of await this.options.store.loadActive()) this.lists.set(record);
+    const base = this.options.clientId ?? `guestpass-door-gateway-${hostname()}`.replace(/[^A-Za-z0-9_.-]/g, '-');
+    const timeout = this.options.connectTimeoutMs ?? 60_000;
+    const credentials = { username: this.options.mqttUsername, password: this.options.mqttPassword };
+
+    // Link: publishes credentials and commands, hears acks and status. A clean session is enough:
+    // what matters is repaired on every connection (reconcile) and statuses are retained.
+    const link = connectLink({ url: this.options.mqttUrl, clientId: `${base}-link`, clean: true, ...definedOnly(credentials) });
+    this.link = link;
+    link.on('message', (topic, payload, packet) => this.onLinkMessage(topic, payload, packet.retain));
+    link.on('connect', () => {
+      this.linkReady = this.onLinkConnect().catch((error) => {
+        if (!this.stopping) this.log.error({ err: error }, 'reconciliation after MQTT connect failed');
+      });
+    });
+    link.on('error', (error) => this.log.warn({ err: error }, 'MQTT link error'));
+    link.on('offline', () => this.log.warn('MQTT link offline; reconnecting'));
+    await firstConnect(link, timeout);
+    await this.linkReady;
+
+    // Access events: a persistent session with QoS 1 so scans made while we are away wait in the
+    // broker; each is acknowledged only after the bus has it (handleMessage defers the PUBACK).
+    if (this.options.forwardAccessEvents ?? true) {
+      const access = connectLink({ url: this.options.mqttUrl, clientId: `${base}-access`, clean: false, ...definedOnly(credentials) });
+      this.access = access;
+      access.handleMessage = (packet: IPublishPacket, done: (error?: Error) => void) => {
+        this.onAccessMessage(packet).then(
+          () => done(),
+          (error) => {
+            // Stopping: leave it unacknowledged; the broker redelivers it to the next session.
+            if (!(error instanceof Stopping)) this.log.error({ err: error, topic: packet.topic }, 'access event not forwarded');
+          },
+        );
+      };
+      access.on('connect', () => {
+        subscribe(access, [topics.allControllers('access')]).catch((error) => this.log.warn({ err: error }, 'access subscription failed'));
+      });
+      access.on('error', (error) => this.log.warn({ err: error }, 'MQTT access link error'));
+      await firstConnect(access, timeout);
+    }
+
+    await this.options.bus.ensureTopics();
+    this.consumer = await this.options.bus.consume({
+      topic: PASS_EVENTS_TOPIC,
+      groupId: this.options.groupId ?? DOOR_GATEWAY_GROUP,
+      concurrency: this.options.concurrency ?? 4,
+      onMessages: (messages, control) => this.handlePassEvents(messages, control),
+      onError: (error) => this.log.warn({ err: error }, 'pass event batch failed; it will be delivered again'),
+    });
+
+    this.timers.push(setInterval(() => void this.sweepExpired(), this.options.expirySweepMs ?? 5000));
+    this.timers.push(setInterval(() => void this.flushAcks(), 250));
+    for (const t of this.timers) t.unref();
+    this.log.info({ bus: this.options.bus.kind, mqtt: redactUrl(this.options.mqttUrl), facilities: this.lists.facilityIds().length }, 'door-gateway started');
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    await this.consumer?.stop();
+    this.consumer = null;
+    await this.flushAcks();
+    await Promise.all([this.link && endLink(this.link), this.access && endLink(this.access)]);
+    this.link = null;
+    this.access = null;
+  }
+
+  /** Test seam: drops both MQTT connections without DISCONNECT and stops consuming, like a crash. */
+  async crash(): Promise<void> {
+    this.stopping = true;
+    for (const t of this.timers) clearInterval(t);
+    await Promise.all([this.link && dropLink(this.link), this.access && dropLink(this.access)]);
+    await this.consumer?.stop();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Pass events -> allow-lists
+
+  private async handlePassEvents(messages: readonly DeliveredMessage[], control: BatchControl): Promise<void> {
+    const events: Array<{ envelope: PassEventEnvelope; credentialId: string }> = [];
+    for (const m of messages) {
+      try {
+        const envelope = parsePassEventMessage(m);
+        const credentialId = credentialIdOf(envelope);
+        if (credentialId) events.push({ envelope, credentialId });
+      } catch (error) {
+        if (!(error instanceof MalformedMessageError)) throw error;
+        // Retrying cannot fix a malformed message; holding the partition would stop every door.
+        this.log.error({ err: error, topic: m.topic, partition: m.partition, offset: m.offset }, 'skipping malformed pass event message');
+      }
+    }
+    if (events.length === 0) return;
+    const sends = await this.exclusive(async () => {
+      const current = await this.options.store.load([...new Set(events.map((e) => e.credentialId))]);
+      const changed = new Map<string, CredentialRecord>();
+      // Only the last action per credential matters: it carries the newest version and state.
+      const actions = new Map<string, LinkAction>();
+      const now = this.now();
+      for (const { envelope, credentialId } of events) {
+        try {
+          const result = applyPassEvent(changed.get(credentialId) ?? current.get(credentialId), envelope, now);
+          if (result.next) changed.set(credentialId, result.next);
+          for (const a of result.actions) {
+            actions.delete(credentialId);
+            actions.set(credentialId, a);
+          }
+        } catch (error) {
+          if (!(error instanceof UnusableEventError)) throw error;
+          this.log.error({ err: error, eventId: envelope.event_id }, 'skipping pass event the door path cannot use');
+        }
+      }
+      await this.options.store.save([...changed.values()]);
+      this.counters.eventsApplied += changed.size;
+      for (const r of changed.values()) this.lists.set(r);
+      return [...actions.values()].map((a) => this.perform(a));
+    });
+    await this.awaitAcknowledged(sends, control);
+  }
+
+  /** Waits for the broker's PUBACKs, keeping the group membership alive; gives up when the partition moves. */
+  private async awaitAcknowledged(sends: readonly Promise<void>[], control: BatchControl): Promise<void> {
+    let settled = false;
+    const all = Promise.all(sends).finally(() => {
+      settled = true;
+    });
+    all.catch(() => undefined);
+    let lastBeat = Date.now();
+    while (!settled) {
+      await Promise.race([all, sleep(100)]);
+      if (settled) break;
+      if (!control.isActive() || this.stopping) throw new Error('stopped waiting for MQTT acknowledgements; the batch will be delivered again');
+      if (Date.now() - lastBeat >= 2000) {
+        lastBeat = Date.now();
+        await control.heartbeat().catch(() => undefined);
+      }
+    }
+    await all;
+  }
+
+  /** Issues the publishes of one action now (call order = broker order); resolves on PUBACK. */
+  private perform(action: LinkAction): Promise<void> {
+    const link = this.link;
+    if (!link) return Promise.reject(new Error('MQTT link not started'));
+    const r = action.record;
+    this.pending.set(`${r.credentialId}:${r.version}`, { eventAt: Date.parse(r.eventAt), facilityId: r.facilityId, sentAt: Date.now() });
+    const topic = topics.credential(r.facilityId, r.credentialId);
+    if (action.kind === 'upsert') {
+      this.counters.published++;
+      return publish(link, topic, JSON.stringify(credentialPayload(r)), true);
+    }
+    // An empty retained message deletes the retained copy (late subscribers never see it); the
+    // command tells controllers online now or with a waiting session, with a version to dedupe.
+    const command: Command = { v: 1, type: 'revoke', credential_id: r.credentialId, pass_id: r.passId, version: r.version, reason: action.reason };
+    this.counters.published += 2;
+    return Promise.all([publish(link, topic, '', true), publish(link, topics.commands(r.facilityId), JSON.stringify(command), false)]).then(
+      () => undefined,
+    );
+  }
+
+  private async sweepExpired(): Promise<void> {
+    if (this.stopping) return;
+    try {
+      const sends = await this.exclusive(async () => {
+        const now = this.now();
+        const due = this.lists.due(now).map((r) => expire(r, now)).filter((r): r is CredentialRecord => r !== null);
+        if (due.length === 0) return [];
+        await this.options.store.save(due);
+        for (const r of due) this.lists.set(r);
+        this.counters.expired += due.length;
+        return due.map((r) => this.perform(actionFor(r)));
+      });
+      if (sends.length > 0) this.log.info({ count: sends.length }, 'clearing expired credentials');
+      await Promise.all(sends);
+    } catch (error) {
+      if (!this.stopping) this.log.warn({ err: error }, 'expiry sweep failed; retrying at the next sweep');
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Broker state: reconcile the retained allow-list after every connection
+
+  private async onLinkConnect(): Promise<void> {
+    const link = this.link!;
+    await this.reconcile(link);
+    await subscribe(link, [topics.allControllers('acks'), topics.allControllers('status')]);
+    // Retained statuses may be old: ask every controller we know of for a fresh one.
+    this.statusRequested.clear();
+    for (const facilityId of this.lists.facilityIds()) this.requestStatus(facilityId);
+  }
+
+  private async reconcile(link: MqttClient): Promise<void> {
+    const started = Date.now();
+    const retained = new Map<string, Buffer>();
+    // A marker published after SUBACK reaches us after the retained messages (one connection,
+    // ordered); the quiet period covers brokers that stream retained messages asynchronously.
+    // Facility 0 is reserved for it (facility ids start at 1).
+    const marker = topics.credential(0, `_reconcile-${randomUUID()}`);
+    let markerSeen = false;
+    let lastRetainedAt = Date.now();
+    this.collecting = (topic, payload, retain) => {
+      if (topic === marker) markerSeen = true;
+      else if (retain && parseCredentialTopic(topic)) {
+        retained.set(topic, payload);
+        lastRetainedAt = Date.now();
+      }
+    };
+    try {
+      await subscribe(link, [topics.allCredentials]);
+      await publish(link, marker, '', false);
+      const deadline = Date.now() + 30_000;
+      while (!(markerSeen && Date.now() - lastRetainedAt >= 150) && Date.now() < deadline) await sleep(25);
+    } finally {
+      this.collecting = null;
+    }
+    await unsubscribe(link, [topics.allCredentials]);
+
+    const sends = await this.exclusive(async () => {
+      const out: Promise<void>[] = [];
+      const expected = new Set<string>();
+      let republished = 0;
+      for (const facilityId of this.lists.facilityIds()) {
+        for (const r of this.lists.active(facilityId)) {
+          const topic = topics.credential(facilityId, r.credentialId);
+          expected.add(topic);
+          const held = retained.has(topic) ? asCredential(parseJson(retained.get(topic)!)) : null;
+          if (!held || held.version !== r.version || held.qr_sha256 !== r.qrHash || held.valid_until !== r.validUntil) {
+            out.push(this.perform({ kind: 'upsert', record: r }));
+            republished++;
+          }
+        }
+      }
+      const strays = [...retained.entries()].filter(([topic, payload]) => payload.length > 0 && !expected.has(topic));
+      const known = await this.options.store.load(strays.map(([topic]) => parseCredentialTopic(topic)!.credentialId));
+      for (const [topic] of strays) {
+        const record = known.get(parseCredentialTopic(topic)!.credentialId);
+        // A record we hold as revoked or expired: clear it and tell controllers, with its version.
+        if (record && record.state !== 'active') out.push(this.perform(actionFor(record)));
+        else out.push(publish(link, topic, '', true)); // not ours (or unknown): just clear the retained copy
+      }
+      this.counters.reconciliations++;
+      this.log.info(
+        { retained: retained.size, republished, cleared: strays.length, ms: Date.now() - started },
+        'reconciled retained allow-list with the broker',
+      );
+      return out;
+    });
+    await Promise.all(sends);
+  }
+
+  private requestStatus(facilityId: number): void {
+    if (!this.link || this.statusRequested.has(facilityId)) return;
+    this.statusRequested.add(facilityId);
+    const command: Command = { v: 1, type: 'report_status' };
+    publish(this.link, topics.commands(facilityId), JSON.stringify(command), false).catch((error) =>
+      this.log.warn({ err: error, facilityId }, 'status request not sent'),
+    );
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Controllers -> gateway
+
+  private onLinkMessage(topic: string, payload: Buffer, retain: boolean): void {
+    if (this.collecting && topic.includes('/credentials/')) {
+      this.collecting(topic, payload, retain);
+      return;
+    }
+    const where = parseControllerTopic(topic);
+    if (!where) return;
+    const body = parseJson(payload);
+    if (where.leaf === 'acks') {
+      const ack = asAck(body);
+      if (ack) this.onAck(where.facilityId, where.controllerId, ack);
+      else this.log.warn({ topic }, 'ignoring malformed ack');
+    } else if (where.leaf === 'status') {
+      if (payload.length === 0) return; // a cleared status (controller decommissioned)
+      const status = asStatus(body);
+      if (status) this.onStatus(where.facilityId, where.controllerId, status, retain);
+      else this.log.warn({ topic }, 'ignoring malformed status');
+    }
+  }
+
+  private onAck(facilityId: number, controllerId: string, ack: Ack): void {
+    const now = Date.now();
+    if (ack.op === 'sync') {
+      const key = `${facilityId}/${controllerId}`;
+      const inFlight = this.resyncsInFlight.get(key);
+      if (inFlight?.syncId === ack.sync_id) this.resyncsInFlight.delete(key);
+      const ms = inFlight ? now - inFlight.startedAt : null;
+      this.log.info({ facilityId, controllerId, credentials: ack.credential_count, ms, inSync: ack.digest === this.lists.digest(facilityId) }, 'controller resynced');
+      this.emit('synced', { facilityId, controllerId, syncId: ack.sync_id, digest: ack.digest, credentialCount: ack.credential_count, ms });
+      return;
+    }
+    this.counters.acks++;
+    const pending = this.pending.get(`${ack.credential_id}:${ack.version}`);
+    const latencyMs = pending ? now - pending.eventAt : null;
+    this.ackBuffer.push({
+      credentialId: ack.credential_id,
+      controllerId,
+      facilityId,
+      version: ack.version,
+      op: ack.op,
+      eventAt: pending ? new Date(pending.eventAt).toISOString() : null,
+      ackedAt: new Date(now).toISOString(),
+      latencyMs,
+    });
+    const observation: AckObservation = {
+      facilityId,
+      controllerId,
+      credentialId: ack.credential_id,
+      version: ack.version,
+      op: ack.op,
+      applied: ack.applied,
+      latencyMs,
+    };
+    this.emit('ack', observation);
+  }
+
+  private onStatus(facilityId: number, controllerId: string, status: Status, retained: boolean): void {
+    const at = status.at ?? new Date().toISOString();
+    this.options.store
+      .recordControllerStatus({
+        facilityId,
+        controllerId,
+        state: status.state,
+        digest: status.state === 'online' ? status.digest : null,
+        credentialCount: status.state === 'online' ? status.credential_count : null,
+        at,
+      })
+      .catch((error) => this.log.warn({ err: error }, 'controller status not recorded'));
+    this.emit('status', { facilityId, controllerId, status, retained });
+    if (status.state !== 'online') {
+      this.log.info({ facilityId, controllerId }, 'controller offline');
+      return;
+    }
+    if (retained) {
+      // Possibly stale (published before we connected): ask for a fresh report instead.
+      this.requestStatus(facilityId);
+      return;
+    }
+    // A digest we held recently means the controller is only behind by messages in flight.
+    if (!this.lists.recentlyHad(facilityId, status.digest)) this.resync(facilityId, controllerId, status.digest);
+  }
+
+  /** Sends the facility's whole allow-list to one controller, in chunks, built and sent in one tick. */
+  resync(facilityId: number, controllerId: string, reportedDigest: string | null = null): void {
+    const link = this.link;
+    if (!link) return;
+    const key = `${facilityId}/${controllerId}`;
+    const inFlight = this.resyncsInFlight.get(key);
+    if (inFlight && Date.now() - inFlight.startedAt < 10_000) return;
+    const syncId = randomUUID();
+    this.resyncsInFlight.set(key, { syncId, startedAt: Date.now() });
+    const records = this.lists.active(facilityId);
+    const digest = this.lists.digest(facilityId);
+    const size = this.options.syncChunkSize ?? 1000;
+    const chunks = Math.max(1, Math.ceil(records.length / size));
+    const topic = topics.controller(facilityId, controllerId, 'sync');
+    // Everything below runs synchronously: no state change can slip between snapshot and sends.
+    const sends: Promise<void>[] = [];
+    for (let i = 0; i < chunks; i++) {
+      const chunk: SyncChunk = {
+        v: 1,
+        sync_id: syncId,
+        chunk: i,
+        chunks,
+        digest,
+        credentials: records.slice(i * size, (i + 1) * size).map((r) => {
+          const { v: _v, ...rest } = credentialPayload(r);
+          return rest;
+        }),
+      };
+      sends.push(publish(link, topic, JSON.stringify(chunk), false));
+    }
+    this.counters.resyncs++;
+    this.log.info({ facilityId, controllerId, credentials: records.length, chunks, reportedDigest, digest }, 'resyncing controller');
+    this.emit('resync', { facilityId, controllerId, syncId, credentials: records.length });
+    this.options.store.recordResync(facilityId, controllerId, new Date().toISOString()).catch(() => undefined);
+    Promise.all(sends).catch((error) => this.log.warn({ err: error, facilityId, controllerId }, 'resync not fully sent'));
+  }
+
+  private async onAccessMessage(packet: IPublishPacket): Promise<void> {
+    const where = parseControllerTopic(packet.topic);
+    const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
+    const event = where?.leaf === 'access' ? asAccessEvent(parseJson(payload)) : null;
+    if (!where || !event) {
+      this.log.warn({ topic: packet.topic }, 'dropping malformed access event');
+      return;
+    }
+    let record: CredentialRecord | undefined;
+    if (event.credential_id) {
+      record = this.lists.get(where.facilityId, event.credential_id);
+      if (!record) record = (await this.retry(() => this.options.store.load([event.credential_id!]))).get(event.credential_id);
+      if (record && record.facilityId !== where.facilityId) record = undefined; // a credential of another facility
+    }
+    const envelope: DoorEventEnvelope = {
+      schema: DOOR_EVENT_SCHEMA,
+      access_id: event.access_id.toLowerCase(),
+      facility_id: where.facilityId,
+      controller_id: where.controllerId,
+      door: event.door,
+      result: event.result,
+      reason: event.reason,
+      credential_id: event.credential_id,
+      pass_id: record?.passId ?? event.pass_id,
+      org_id: record?.orgId ?? null,
+      stream_name: record?.streamName ?? null,
+      scanned_at: event.scanned_at,
+      received_at: new Date().toISOString(),
+    };
+    await this.retry(() => this.options.bus.publish(DOOR_EVENTS_TOPIC, [toDoorEventMessage(envelope)]));
+    this.counters.accessForwarded++;
+    this.emit('access', envelope);
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private async flushAcks(): Promise<void> {
+    const now = Date.now();
+    for (const [key, p] of this.pending) if (now - p.sentAt > PENDING_TTL_MS) this.pending.delete(key);
+    if (this.ackBuffer.length === 0) return;
+    const batch = this.ackBuffer;
+    this.ackBuffer = [];
+    try {
+      await this.options.store.recordAcks(batch);
+    } catch (error) {
+      this.log.warn({ err: error, count: batch.length }, 'acknowledgements not recorded');
+    }
+  }
+
+  /** Serialises state changes (and the publish calls they make) across partitions and timers. */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(work, work);
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  private async retry<T>(work: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      if (this.stopping) throw new Stopping('door-gateway stopping');
+      try {
+        return await work();
+      } catch (error) {
+        if (this.stopping) throw new Stopping('door-gateway stopping');
+        const delay = Math.min(5000, 100 * 2 ** attempt);
+        this.log.warn({ err: error, retryInMs: delay }, 'door-gateway: retrying');
+        await sleep(delay);
+      }
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(invalid url)';
+  }
+}

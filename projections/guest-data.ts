@@ -1,0 +1,48 @@
+// Opens PassCreated's sealed guest data for the projections that read it. A destroyed (or
+// unknown) key gives `guest: null`: the guest was erased, and the read model keeps no names.
+import type { GuestDetails, PassCreated } from '../shared/domain/events.js';
+import type { RecordedEvent } from '../shared/event-store/event-store.js';
+import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
+import { open } from '../shared/crypto/sealed-box.js';
+import type { ProjectionEvent } from './projection.js';
+
+/** A sealed box that does not open under its own key: a defect, never an erasure. */
+export class GuestDataError extends Error {
+  override readonly name = 'GuestDataError';
+  constructor(
+    readonly eventId: string,
+    override readonly cause: unknown,
+  ) {
+    super(`cannot open the guest data of event ${eventId}: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}
+
+/**
+ * Events as projections see them. With `open` false, PassCreated events keep no guest data
+ * (`guest: null`), for batches no guest-reading projection needs. One key-store query per call.
+ */
+export async function openGuestData(
+  events: readonly RecordedEvent[],
+  keys: SubjectKeyStore,
+  options: { open: boolean },
+): Promise<ProjectionEvent[]> {
+  const sealedOf = (e: RecordedEvent) => (e.data as PassCreated['data']).guest;
+  const passCreated = events.filter((e) => e.type === 'PassCreated');
+  if (passCreated.length === 0) return events as unknown as ProjectionEvent[];
+  const keyIds = options.open ? [...new Set(passCreated.map((e) => sealedOf(e).keyId))] : [];
+  const found = keyIds.length > 0 ? await keys.getMany(keyIds) : new Map<string, Buffer>();
+  return events.map((event) => {
+    if (event.type !== 'PassCreated') return event as unknown as ProjectionEvent;
+    const sealed = sealedOf(event);
+    const key = options.open ? found.get(sealed.keyId) : undefined;
+    let guest: GuestDetails | null = null;
+    if (key) {
+      try {
+        guest = open<GuestDetails>(key, sealed);
+      } catch (error) {
+        throw new GuestDataError(event.id, error);
+      }
+    }
+    return { ...event, data: { ...(event.data as PassCreated['data']), guest } } as unknown as ProjectionEvent;
+  });
+}

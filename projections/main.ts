@@ -1,0 +1,42 @@
+// Runs the projection runner alone: `node dist/projections/main.js`, configured by the
+// environment (shared/config.ts: DATABASE_URL, EVENTSTORE_URL, LOG_LEVEL, ...). Several of these
+// processes may run at once: checkpoints are locked per batch, so they never apply an event twice.
+import { loadConfig } from '../shared/config.js';
+import { createLogger } from '../shared/logger.js';
+import { openRuntime } from '../cli/runtime.js';
+import { ProjectionRunner } from './runner.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'projections');
+  // DATABASE_URL, else the embedded server a running `npm start` recorded, else an embedded one;
+  // migrates, and builds the event store (createEventStore) and the subject key store.
+  const runtime = await openRuntime(config, logger);
+  const runner = new ProjectionRunner({ knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger });
+  await runner.start();
+  logger.info({ projections: runner.status().map((p) => p.name) }, 'projection runner started');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping: finishing the batch in flight');
+    // A second signal while draining exits at once; the batch in flight then rolls back.
+    process.once(signal, () => process.exit(1));
+    try {
+      await runner.stop();
+      await runtime.close();
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'error while stopping');
+      process.exit(1);
+    }
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

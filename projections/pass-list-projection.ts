@@ -1,0 +1,98 @@
+// pass_list: one row per pass, for the pass listings (keyset pagination, newest first) and search.
+import type { Knex } from 'knex';
+import type { PassListRow } from '../shared/db/read-models.js';
+import { READ_MODELS } from '../shared/db/read-models.js';
+import { searchText, type Projection, type ProjectionEvent } from './projection.js';
+
+export const passListProjection: Projection<PassListRow> = {
+  name: READ_MODELS.passList,
+  version: 1,
+  handles: ['PassCreated', 'PassRevoked'],
+  keyColumn: 'pass_id',
+  opensGuestData: true,
+
+  keyOf(event: ProjectionEvent) {
+    switch (event.type) {
+      case 'PassCreated':
+      case 'PassRevoked':
+        return event.data.passId;
+      default:
+        return null;
+    }
+  },
+
+  apply(row, event) {
+    switch (event.type) {
+      case 'PassCreated': {
+        if (row) return undefined;
+        const d = event.data;
+        const guest = d.guest; // null once the guest's key is destroyed: names and contact stay empty
+        return {
+          pass_id: d.passId,
+          public_id: d.publicId,
+          org_id: d.orgId,
+          facility_id: d.facilityId,
+          created_by: d.createdBy,
+          batch_id: d.batchId,
+          stream_name: event.streamName,
+          status: 'expected',
+          first_name: guest?.firstName ?? null,
+          last_name: guest?.lastName ?? null,
+          email: guest?.email ?? null,
+          phone: guest?.phone ?? null,
+          arrival_date: d.arrivalDate,
+          arrival_time: d.arrivalTime,
+          valid_from: new Date(d.validFrom),
+          valid_until: new Date(d.validUntil),
+          qr_hash: d.qrHash,
+          created_at: new Date(event.metadata.occurredAt),
+          search_text: searchText([guest?.firstName, guest?.lastName, guest?.email, guest?.phone]),
+        };
+      }
+      case 'PassRevoked':
+        if (!row || row.status === 'cancelled') return undefined;
+        return { ...row, status: 'cancelled' };
+      default:
+        return undefined;
+    }
+  },
+
+  async createTable(knex: Knex, table: string) {
+    await knex.raw(
+      `CREATE TABLE ?? (
+        pass_id      bigint      PRIMARY KEY,
+        public_id    text        NOT NULL,
+        org_id       bigint      NOT NULL,
+        facility_id  bigint      NOT NULL,
+        created_by   bigint      NOT NULL,
+        batch_id     text        NOT NULL,
+        stream_name  text        NOT NULL,
+        status       text        NOT NULL,
+        first_name   text,
+        last_name    text,
+        email        text,
+        phone        text,
+        arrival_date text        NOT NULL,
+        arrival_time text,
+        valid_from   timestamptz NOT NULL,
+        valid_until  timestamptz NOT NULL,
+        qr_hash      text        NOT NULL,
+        created_at   timestamptz NOT NULL,
+        search_text  text        NOT NULL
+      )`,
+      [table],
+    );
+  },
+
+  async createIndexes(knex: Knex, table: string) {
+    await knex.raw('CREATE UNIQUE INDEX ?? ON ?? (public_id)', [`${table}_public_id_key`, table]);
+    // Keyset pagination, newest first with the id as tie-breaker: organization-wide and per creator.
+    await knex.raw('CREATE INDEX ?? ON ?? (org_id, created_at DESC, pass_id DESC)', [`${table}_org_created_idx`, table]);
+    await knex.raw('CREATE INDEX ?? ON ?? (org_id, created_by, created_at DESC, pass_id DESC)', [
+      `${table}_org_creator_created_idx`,
+      table,
+    ]);
+    // Substring search (ILIKE '%term%') on names, email and phone; pg_trgm comes from migration 003.
+    await knex.raw('CREATE INDEX ?? ON ?? USING gin (search_text gin_trgm_ops)', [`${table}_search_trgm_idx`, table]);
+  },
+};

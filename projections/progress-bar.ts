@@ -1,0 +1,71 @@
+// A progress line on stderr for long operator commands (projection rebuilds). On a terminal it
+// redraws one line with \r; otherwise (CI, piped into a file) it prints a plain line now and then.
+
+export interface ProgressBarOptions {
+  readonly stream?: NodeJS.WriteStream;
+  readonly label?: string;
+  /** Minimum time between two redraws on a terminal. */
+  readonly redrawMs?: number;
+  /** Time between two plain lines when not on a terminal. */
+  readonly lineEveryMs?: number;
+  /** Overrides stream.isTTY (tests). */
+  readonly tty?: boolean;
+}
+
+export interface ProgressUpdate {
+  /** 0..1, or null when unknown (then only the counter shows). */
+  readonly fraction: number | null;
+  /** What has been done, e.g. `120,000 events`. */
+  readonly detail: string;
+}
+
+const WIDTH = 28;
+
+export class ProgressBar {
+  private readonly stream: NodeJS.WriteStream;
+  private readonly tty: boolean;
+  private last = 0;
+  private drawn = false;
+  private readonly startedAt = Date.now();
+
+  constructor(private readonly options: ProgressBarOptions = {}) {
+    this.stream = options.stream ?? process.stderr;
+    this.tty = options.tty ?? Boolean(this.stream.isTTY);
+  }
+
+  update(update: ProgressUpdate, force = false): void {
+    const now = Date.now();
+    const every = this.tty ? (this.options.redrawMs ?? 100) : (this.options.lineEveryMs ?? 5000);
+    if (!force && this.drawn && now - this.last < every) return;
+    this.last = now;
+    this.drawn = true;
+    const text = this.render(update, now);
+    if (this.tty) {
+      const columns = this.stream.columns || 100;
+      this.stream.write(`\r${text.slice(0, columns - 1)}\x1b[K`);
+    } else {
+      this.stream.write(`${text}\n`);
+    }
+  }
+
+  /** Draws the final state and ends the line. */
+  finish(update: ProgressUpdate): void {
+    this.update(update, true);
+    if (this.tty) this.stream.write('\n');
+  }
+
+  render(update: ProgressUpdate, now = Date.now()): string {
+    const label = this.options.label ? `${this.options.label} ` : '';
+    const elapsed = formatDuration(now - this.startedAt);
+    if (update.fraction === null) return `${label}${update.detail} (${elapsed})`;
+    const fraction = Math.max(0, Math.min(1, update.fraction));
+    const filled = Math.round(fraction * WIDTH);
+    const bar = this.tty ? `[${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ` : '';
+    return `${label}${bar}${(fraction * 100).toFixed(1).padStart(5)}%  ${update.detail} (${elapsed})`;
+  }
+}
+
+function formatDuration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}

@@ -1,0 +1,186 @@
+// The projection model. A projection is a pure module: it names the events it handles, the row
+// each event concerns, and how an event changes that row. The runner (runner.ts) owns everything
+// with I/O: loading rows, opening sealed guest data, checkpoints, transactions and rebuilds.
+import type { Knex } from 'knex';
+import type { DomainEvent, GuestDetails, PassCreated } from '../shared/domain/events.js';
+import { comparePositions, positionToString, type Position, type RecordedEvent } from '../shared/event-store/event-store.js';
+
+/** PassCreated as a projection sees it: the guest data opened, or null once its key is destroyed. */
+export type OpenedPassCreated = {
+  type: 'PassCreated';
+  data: Omit<PassCreated['data'], 'guest'> & { guest: GuestDetails | null };
+};
+
+export type OpenedDomainEvent = Exclude<DomainEvent, PassCreated> | OpenedPassCreated;
+export type ProjectedEventType = OpenedDomainEvent['type'];
+
+/** What a projection is fed: a recorded event of the catalogue, personal data opened. */
+export type ProjectionEvent = OpenedDomainEvent & Omit<RecordedEvent, 'type' | 'data'>;
+
+export type RowKey = string | number;
+
+export interface Projection<Row extends object = object> {
+  /** Also the name of the read model's view (READ_MODELS) and of its checkpoint. */
+  readonly name: string;
+  /** Bumped when rows would come out differently: a runner meeting another version rebuilds. */
+  readonly version: number;
+  readonly handles: readonly ProjectedEventType[];
+  /** Primary-key column of the row; `keyOf` returns values of this column. */
+  readonly keyColumn: keyof Row & string;
+  /** True when the projection reads PassCreated's guest data, so the runner must open it. */
+  readonly opensGuestData?: boolean;
+  /** The row an event concerns, or null when it concerns none. */
+  keyOf(event: ProjectionEvent): RowKey | null;
+  /** New row, null to delete the row, undefined for no change. Must not mutate `row`. */
+  apply(row: Row | undefined, event: ProjectionEvent): Row | null | undefined;
+  /**
+   * Creates one generation table: columns and primary key (upserts need it). The runner adds
+   * its own columns (`_commit`, `_prepare`) afterwards.
+   */
+  createTable(knex: Knex, tableName: string): Promise<void>;
+  /**
+   * Creates the secondary indexes queries need. A fresh table gets them at once; a rebuild
+   * creates them after its bulk replay, since building an index over loaded rows is several
+   * times faster than maintaining it row by row (a trigram GIN index above all).
+   */
+  createIndexes?(knex: Knex, tableName: string): Promise<void>;
+}
+
+// Projections differ in row type; collections of them are typed loosely on the row.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyProjection = Projection<any>;
+
+/**
+ * A row as stored: the projection's columns plus the global position of the last event applied
+ * to it (numeric columns, so as strings), which makes applying an event twice a no-op.
+ */
+export type StoredRow = Record<string, unknown> & { _commit: string; _prepare: string };
+
+export const POSITION_COLUMNS = ['_commit', '_prepare'] as const;
+
+/** An event whose `apply` (or `keyOf`) threw: the projection cannot pass it without a code change. */
+export class PoisonEventError extends Error {
+  override readonly name = 'PoisonEventError';
+  constructor(
+    readonly projection: string,
+    readonly eventId: string,
+    readonly eventType: string,
+    readonly position: Position,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `projection ${projection} cannot apply event ${eventId} (${eventType} at ${positionToString(position)}): ` +
+        (cause instanceof Error ? cause.message : String(cause)),
+    );
+  }
+}
+
+export function rowPosition(row: StoredRow): Position {
+  return { commit: BigInt(row._commit), prepare: BigInt(row._prepare) };
+}
+
+/** Map key for a row key: pg may hand int8 keys back as strings, events carry numbers. */
+export function keyString(key: RowKey): string {
+  return typeof key === 'number' ? String(key) : key;
+}
+
+/**
+ * Applies one event to one stored row: skipped when the row already carries this event's
+ * position or a later one, otherwise applied and stamped with the event's position.
+ */
+export function projectEvent(
+  projection: AnyProjection,
+  row: StoredRow | undefined,
+  event: ProjectionEvent,
+): StoredRow | null | undefined {
+  if (row && comparePositions(event.position, rowPosition(row)) <= 0) return undefined;
+  let next: object | null | undefined;
+  try {
+    next = projection.apply(row ? stripPosition(row) : undefined, event);
+  } catch (error) {
+    throw new PoisonEventError(projection.name, event.id, event.type, event.position, error);
+  }
+  if (next === undefined || next === null) return next;
+  return { ...next, _commit: event.position.commit.toString(), _prepare: event.position.prepare.toString() };
+}
+
+function stripPosition(row: StoredRow): Record<string, unknown> {
+  const { _commit: _c, _prepare: _p, ...rest } = row;
+  return rest;
+}
+
+export interface RowChanges {
+  /** Rows to insert or update, whole. */
+  readonly upserts: StoredRow[];
+  /** Keys of rows to delete. */
+  readonly deletes: RowKey[];
+  /** Events the projection applied (not skipped by position, not ignored). */
+  readonly applied: number;
+}
+
+/** The keys a batch of events touches, for loading those rows in one query. */
+export function keysOf(projection: AnyProjection, events: readonly ProjectionEvent[]): RowKey[] {
+  const handles = new Set<string>(projection.handles);
+  const keys = new Map<string, RowKey>();
+  for (const event of events) {
+    if (!handles.has(event.type)) continue;
+    const key = safeKeyOf(projection, event);
+    if (key !== null) keys.set(keyString(key), key);
+  }
+  return [...keys.values()];
+}
+
+/**
+ * Applies a batch in order over the rows loaded for it (keyed by keyString) and returns the net
+ * changes. Pure: the same inputs give the same changes, and events already reflected in a row
+ * change nothing, so replaying a batch over its own result is a no-op.
+ */
+export function projectBatch(
+  projection: AnyProjection,
+  loaded: ReadonlyMap<string, StoredRow>,
+  events: readonly ProjectionEvent[],
+): RowChanges {
+  const handles = new Set<string>(projection.handles);
+  const current = new Map<string, { key: RowKey; row: StoredRow | null; changed: boolean }>();
+  let applied = 0;
+  for (const event of events) {
+    if (!handles.has(event.type)) continue;
+    const key = safeKeyOf(projection, event);
+    if (key === null) continue;
+    const k = keyString(key);
+    let entry = current.get(k);
+    if (!entry) {
+      entry = { key, row: loaded.get(k) ?? null, changed: false };
+      current.set(k, entry);
+    }
+    const next = projectEvent(projection, entry.row ?? undefined, event);
+    if (next === undefined) continue;
+    applied++;
+    entry.row = next;
+    entry.changed = true;
+  }
+  const upserts: StoredRow[] = [];
+  const deletes: RowKey[] = [];
+  for (const [k, entry] of current) {
+    if (!entry.changed) continue;
+    if (entry.row) upserts.push(entry.row);
+    else if (loaded.has(k)) deletes.push(entry.key);
+  }
+  return { upserts, deletes, applied };
+}
+
+function safeKeyOf(projection: AnyProjection, event: ProjectionEvent): RowKey | null {
+  try {
+    return projection.keyOf(event);
+  } catch (error) {
+    throw new PoisonEventError(projection.name, event.id, event.type, event.position, error);
+  }
+}
+
+/** Lower-cased search text from the parts present, for trigram search. */
+export function searchText(parts: ReadonlyArray<string | null | undefined>): string {
+  return parts
+    .filter((p): p is string => typeof p === 'string' && p.trim() !== '')
+    .map((p) => p.trim().toLowerCase())
+    .join(' ');
+}

@@ -1,0 +1,434 @@
+// Blue/green rebuild: replay the whole log into the next generation table of each projection,
+// beside the live one, then switch over atomically. Queries keep going to the live table through
+// the view until the switch, and then to the new one; the live runner keeps running throughout.
+//
+// The switch transaction locks the projections' checkpoint rows FOR UPDATE (the live runner
+// takes the same rows when it commits a batch, so the two serialise), applies the events that
+// arrived since the replay caught up, repoints the views, and moves the checkpoints to the new
+// table and position. The runner's next batch reads that row and carries on from there in the
+// new table, skipping what the rebuild applied. The old table is dropped afterwards.
+//
+// The replay's progress is checkpointed in projection_rebuilds with the rows it wrote, so an
+// interrupted rebuild resumes where it stopped. One rebuild per projection at a time (a session
+// advisory lock held by the rebuild).
+import type { Knex } from 'knex';
+import type pg from 'pg';
+import { createLogger, type Logger } from '../shared/logger.js';
+import { comparePositions, positionToString, START, type Position, type RecordedEvent } from '../shared/event-store/event-store.js';
+import type { AnyProjection } from './projection.js';
+import { ALL_PROJECTIONS, selectProjections } from './all-projections.js';
+import {
+  CHECKPOINT_COLUMNS,
+  REBUILD_LOCK,
+  createGenerationTable,
+  createIndexes,
+  ensureReadModels,
+  generationTableName,
+  inTransaction,
+  pointView,
+  quoteIdent,
+  toCheckpoint,
+  type CheckpointRecord,
+} from './generation-tables.js';
+import { openGuestData } from './guest-data.js';
+import { TableWriter } from './table-writer.js';
+import { encodeProgress, PROGRESS_CHANNEL } from './progress-channel.js';
+import { errorMessage, isDeterministic } from './errors.js';
+import type { ProjectionDeps } from './runner.js';
+
+export type RebuildPhase = 'replaying' | 'indexing' | 'switching' | 'done';
+
+export interface RebuildProgress {
+  readonly projections: readonly string[];
+  readonly phase: RebuildPhase;
+  /** Events read from the log so far. */
+  readonly events: number;
+  readonly position: Position;
+  /** Head of the log when last looked at. */
+  readonly head: Position;
+  /** Best effort share of the log replayed (positions grow with the log), or null when unknown. */
+  readonly fraction: number | null;
+  readonly elapsedMs: number;
+  readonly eventsPerSecond: number;
+}
+
+export interface RebuildOptions {
+  readonly onProgress?: (progress: RebuildProgress) => void;
+  /** Events per read and per transaction during the replay. */
+  readonly batchSize?: number;
+  /** Where names are looked up; default every read-model projection. */
+  readonly projections?: readonly AnyProjection[];
+  /** Stops between batches; the replay resumes on the next rebuild. */
+  readonly signal?: AbortSignal;
+  /** Test seam: runs after the replay caught up, right before the switch transaction. */
+  readonly beforeSwitch?: () => Promise<void> | void;
+}
+
+export interface RebuiltProjection {
+  readonly name: string;
+  readonly generation: number;
+  readonly tableName: string;
+  readonly position: Position;
+}
+
+export interface RebuildResult {
+  readonly projections: readonly RebuiltProjection[];
+  readonly events: number;
+  readonly durationMs: number;
+  readonly eventsPerSecond: number;
+}
+
+interface Target {
+  readonly projection: AnyProjection;
+  readonly generation: number;
+  readonly table: string;
+  position: Position;
+  /** Secondary indexes built (after the bulk of the replay). */
+  indexed: boolean;
+}
+
+const DEFAULT_BATCH_SIZE = 5000;
+const PAGE_RETRIES = 5;
+
+export async function rebuildProjection(name: string, deps: ProjectionDeps, options: RebuildOptions = {}): Promise<RebuildResult> {
+  return rebuildProjections([name], deps, options);
+}
+
+/** Rebuilds the named projections (all when none named) together, reading the log once. */
+export async function rebuildProjections(
+  names: readonly string[] | undefined,
+  deps: ProjectionDeps,
+  options: RebuildOptions = {},
+): Promise<RebuildResult> {
+  const selected = selectProjections(names, options.projections ?? ALL_PROJECTIONS).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const logger = deps.logger ?? createLogger(process.env.LOG_LEVEL ?? 'info', 'projections');
+  const { knex } = deps;
+  await ensureReadModels(knex, selected);
+  const release = await lockRebuilds(knex, selected.map((p) => p.name));
+  try {
+    const targets = await prepareTargets(knex, selected, logger);
+    return await new Replay(deps, targets, options, logger).run();
+  } finally {
+    await release();
+  }
+}
+
+/** Session advisory locks on a connection held for the whole rebuild; released by closing it on crash. */
+async function lockRebuilds(knex: Knex, names: readonly string[]): Promise<() => Promise<void>> {
+  const client = (await knex.client.acquireConnection()) as pg.ClientBase;
+  const locked: string[] = [];
+  const release = async () => {
+    for (const name of locked) await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [REBUILD_LOCK, name]).catch(() => undefined);
+    await knex.client.releaseConnection(client);
+  };
+  try {
+    for (const name of names) {
+      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [REBUILD_LOCK, name]);
+      if (!rows[0]?.ok) throw new Error(`a rebuild of projection ${name} is already running`);
+      locked.push(name);
+    }
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  return release;
+}
+
+interface RebuildRecord {
+  name: string;
+  generation: number;
+  table_name: string;
+  version: number;
+  position_commit: string;
+  position_prepare: string;
+  indexed: boolean;
+}
+
+/** Resumes a rebuild of the same version whose table survived, or starts the next generation. */
+async function prepareTargets(knex: Knex, projections: readonly AnyProjection[], logger: Logger): Promise<Target[]> {
+  const targets: Target[] = [];
+  for (const projection of projections) {
+    const live = await knex.raw<{ rows: CheckpointRecord[] }>(`SELECT ${CHECKPOINT_COLUMNS} FROM projection_checkpoints WHERE name = ?`, [
+      projection.name,
+    ]);
+    const checkpoint = toCheckpoint(live.rows[0]!);
+    const previous = (
+      await knex.raw<{ rows: RebuildRecord[] }>(
+        `SELECT name, generation, table_name, version, position_commit::text AS position_commit, position_prepare::text AS position_prepare,
+           indexed FROM projection_rebuilds WHERE name = ?`,
+        [projection.name],
+      )
+    ).rows[0];
+    let target: Target | null = null;
+    if (previous && Number(previous.version) === projection.version && previous.generation > checkpoint.generation) {
+      const exists = await knex.raw<{ rows: { t: string | null }[] }>('SELECT to_regclass(?)::text AS t', [quoteIdent(previous.table_name)]);
+      if (exists.rows[0]?.t) {
+        target = {
+          projection,
+          generation: Number(previous.generation),
+          table: previous.table_name,
+          position: { commit: BigInt(previous.position_commit), prepare: BigInt(previous.position_prepare) },
+          indexed: previous.indexed,
+        };
+        logger.info({ projection: projection.name, table: target.table, after: positionToString(target.position) }, 'resuming rebuild');
+      }
+    }
+    if (!target) {
+      const generation = Math.max(checkpoint.generation, previous ? Number(previous.generation) : 0) + 1;
+      const table = await createGenerationTable(knex, projection, generation, { indexes: false });
+      await knex.raw(
+        `INSERT INTO projection_rebuilds (name, generation, table_name, version, position_commit, position_prepare)
+         VALUES (?, ?, ?, ?, 0, 0)
+         ON CONFLICT (name) DO UPDATE SET generation = EXCLUDED.generation, table_name = EXCLUDED.table_name,
+           version = EXCLUDED.version, position_commit = 0, position_prepare = 0, indexed = false, started_at = now(), updated_at = now()`,
+        [projection.name, generation, table, projection.version],
+      );
+      target = { projection, generation, table, position: START, indexed: false };
+      logger.info({ projection: projection.name, table }, 'rebuilding into a new generation table');
+    }
+    await dropOrphanTables(knex, projection.name, [checkpoint.tableName, target.table], logger);
+    targets.push(target);
+  }
+  return targets;
+}
+
+/** Generation tables of a projection that neither serve nor are being built: left by a failed drop or rebuild. */
+async function dropOrphanTables(knex: Knex, name: string, keep: readonly string[], logger: Logger): Promise<void> {
+  const { rows } = await knex.raw<{ rows: { t: string }[] }>(
+    `SELECT tablename::text AS t FROM pg_tables WHERE schemaname = current_schema() AND tablename ~ ?`,
+    [`^${name}_g[0-9]+$`],
+  );
+  for (const { t } of rows) {
+    if (keep.includes(t) || t !== generationTableName(name, Number(t.slice(name.length + 2)))) continue;
+    await knex.raw('DROP TABLE IF EXISTS ??', [t]);
+    logger.info({ projection: name, table: t }, 'dropped an orphaned generation table');
+  }
+}
+
+class Replay {
+  private readonly writer = new TableWriter();
+  private readonly batchSize: number;
+  private readonly startedAt = performance.now();
+  private events = 0;
+  private head: Position = START;
+  private headReadAt = 0;
+
+  constructor(
+    private readonly deps: ProjectionDeps,
+    private readonly targets: Target[],
+    private readonly options: RebuildOptions,
+    private readonly logger: Logger,
+  ) {
+    this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  }
+
+  async run(): Promise<RebuildResult> {
+    let position = this.targets.map((t) => t.position).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
+    await this.refreshHead(true);
+    position = await this.replay(position);
+    await this.buildIndexes(position);
+    position = await this.replay(position); // what arrived while the indexes were built
+    await this.options.beforeSwitch?.();
+    this.report('switching', position);
+    const oldTables = await this.withRetries(() => this.switchOver());
+    const finalPosition = this.targets.map((t) => t.position).reduce((a, b) => (comparePositions(a, b) >= 0 ? a : b));
+    for (const old of oldTables) await this.dropOld(old);
+    this.report('done', finalPosition);
+    const durationMs = performance.now() - this.startedAt;
+    const result: RebuildResult = {
+      projections: this.targets.map((t) => ({ name: t.projection.name, generation: t.generation, tableName: t.table, position: t.position })),
+      events: this.events,
+      durationMs,
+      eventsPerSecond: this.events / Math.max(durationMs / 1000, 1e-3),
+    };
+    this.logger.info(
+      { projections: result.projections.map((p) => `${p.name}:${p.tableName}`), events: result.events, ms: Math.round(durationMs) },
+      'rebuild switched over',
+    );
+    return result;
+  }
+
+  /** Replays pages until one comes back short: caught up with the log as it was a moment ago. */
+  private async replay(from: Position): Promise<Position> {
+    let position = from;
+    // Reads the next page while the current one is written: the two use different connections.
+    let next: Promise<RecordedEvent[]> | null = null;
+    for (;;) {
+      this.throwIfAborted();
+      const page = await (next ?? this.read(position));
+      next = null;
+      if (page.length === 0) break;
+      const full = page.length === this.batchSize;
+      if (full) {
+        next = this.read(page.at(-1)!.position);
+        next.catch(() => undefined); // awaited (and its error thrown) on the next turn
+      }
+      const moved = await this.withRetries(() => inTransaction(this.deps.knex, (client) => this.applyPage(client, page, true)));
+      for (const [target, p] of moved) target.position = p;
+      position = page.at(-1)!.position;
+      this.events += page.length;
+      await this.refreshHead(false);
+      this.report('replaying', position);
+      if (!full) break;
+    }
+    return position;
+  }
+
+  private async buildIndexes(position: Position): Promise<void> {
+    for (const target of this.targets) {
+      if (target.indexed) continue;
+      this.throwIfAborted();
+      this.report('indexing', position);
+      await createIndexes(this.deps.knex, target.projection, target.table);
+      await this.deps.knex.raw('UPDATE projection_rebuilds SET indexed = true, updated_at = now() WHERE name = ?', [target.projection.name]);
+      target.indexed = true;
+    }
+  }
+
+  /**
+   * One transaction: lock the live checkpoints (serialising with the runner's batches), apply
+   * whatever arrived since the replay caught up, repoint the views and move the checkpoints.
+   * Returns the previous generation tables, to drop once committed.
+   */
+  private async switchOver(): Promise<string[]> {
+    const { old, reached, events } = await inTransaction(this.deps.knex, async (client) => {
+      const names = this.targets.map((t) => t.projection.name);
+      const { rows } = await client.query<CheckpointRecord>(
+        `SELECT ${CHECKPOINT_COLUMNS} FROM projection_checkpoints WHERE name = ANY($1) ORDER BY name FOR UPDATE`,
+        [names],
+      );
+      await client.query('SELECT 1 FROM projection_rebuilds WHERE name = ANY($1) ORDER BY name FOR UPDATE', [names]);
+      const reached = new Map(this.targets.map((t) => [t, t.position]));
+      let position = this.targets.map((t) => t.position).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
+      let events = 0;
+      for (;;) {
+        const page = await this.read(position);
+        if (page.length === 0) break;
+        for (const [target, p] of await this.applyPage(client, page, false, reached)) reached.set(target, p);
+        position = page.at(-1)!.position;
+        events += page.length;
+      }
+      const old: string[] = [];
+      for (const target of this.targets) {
+        const live = toCheckpoint(rows.find((r) => r.name === target.projection.name)!);
+        const at = reached.get(target)!;
+        await pointView(client, target.projection.name, target.table);
+        // The rebuild has read everything visible now, so it is at or past the runner's position.
+        // Were it ever behind, the runner would find the checkpoint behind its batch and re-read.
+        await client.query(
+          `UPDATE projection_checkpoints SET generation = $2, table_name = $3, version = $4, position_commit = $5,
+             position_prepare = $6, error = NULL, updated_at = now() WHERE name = $1`,
+          [target.projection.name, target.generation, target.table, target.projection.version, at.commit.toString(), at.prepare.toString()],
+        );
+        await client.query('DELETE FROM projection_rebuilds WHERE name = $1', [target.projection.name]);
+        if (live.tableName !== target.table) old.push(live.tableName);
+      }
+      await client.query('SELECT pg_notify($1, $2)', [
+        PROGRESS_CHANNEL,
+        encodeProgress(this.targets.map((t) => ({ name: t.projection.name, position: reached.get(t)! }))),
+      ]);
+      return { old, reached, events };
+    });
+    this.events += events;
+    for (const [target, p] of reached) target.position = p;
+    return old;
+  }
+
+  /**
+   * Applies a page to every target that has not seen it, in the caller's transaction. Returns
+   * where each target got to; the caller moves the in-memory positions only after COMMIT, so a
+   * retried transaction applies the page again rather than skipping it.
+   */
+  private async applyPage(
+    client: pg.ClientBase,
+    page: readonly RecordedEvent[],
+    recordCheckpoint: boolean,
+    positions: ReadonlyMap<Target, Position> = new Map(this.targets.map((t) => [t, t.position])),
+  ): Promise<Map<Target, Position>> {
+    // Rebuild checkpoints are written with the rows, so a lost commit loses both and a resume re-reads.
+    await client.query('SET LOCAL synchronous_commit = off');
+    const last = page.at(-1)!.position;
+    const behind = this.targets.filter((t) => comparePositions(last, positions.get(t)!) > 0);
+    const opensGuests = behind.some((t) => t.projection.opensGuestData);
+    const opened = await openGuestData(page, this.deps.subjectKeys, { open: opensGuests });
+    const moved = new Map<Target, Position>();
+    for (const target of behind) {
+      const from = positions.get(target)!;
+      const unseen = opened.filter((e) => comparePositions(e.position, from) > 0);
+      await this.writer.write(client, target.projection, target.table, unseen);
+      if (recordCheckpoint) {
+        await client.query(
+          `UPDATE projection_rebuilds SET position_commit = $2, position_prepare = $3, updated_at = now() WHERE name = $1`,
+          [target.projection.name, last.commit.toString(), last.prepare.toString()],
+        );
+      }
+      moved.set(target, last);
+    }
+    return moved;
+  }
+
+  private read(after: Position): Promise<RecordedEvent[]> {
+    return this.deps.store.readAll({ after, maxCount: this.batchSize });
+  }
+
+  private async withRetries<T>(work: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        if (isDeterministic(error) || attempt >= PAGE_RETRIES) throw error;
+        const delay = 200 * 2 ** attempt;
+        this.logger.warn({ err: error, attempt, retryInMs: delay }, `rebuild step failed: ${errorMessage(error)}; retrying`);
+        await new Promise((r) => setTimeout(r, delay));
+        this.throwIfAborted();
+      }
+    }
+  }
+
+  /** Waits briefly for readers still on the old table; on failure the next rebuild drops it. */
+  private async dropOld(table: string): Promise<void> {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      try {
+        await this.deps.knex.transaction(async (trx) => {
+          await trx.raw("SET LOCAL lock_timeout = '5s'");
+          await trx.raw('DROP TABLE IF EXISTS ??', [table]);
+        });
+        return;
+      } catch (error) {
+        this.logger.warn({ err: error, table, attempt }, 'could not drop the previous generation table yet');
+      }
+    }
+  }
+
+  private async refreshHead(force: boolean): Promise<void> {
+    const now = performance.now();
+    if (!force && now - this.headReadAt < 2000) return;
+    this.head = await this.deps.store.headPosition();
+    this.headReadAt = now;
+  }
+
+  private report(phase: RebuildPhase, position: Position): void {
+    if (!this.options.onProgress) return;
+    const elapsedMs = performance.now() - this.startedAt;
+    const headPrepare = Number(this.head.prepare);
+    const fraction = phase === 'done' ? 1 : headPrepare > 0 ? Math.min(1, Number(position.prepare) / headPrepare) : null;
+    try {
+      this.options.onProgress({
+        projections: this.targets.map((t) => t.projection.name),
+        phase,
+        events: this.events,
+        position,
+        head: this.head,
+        fraction,
+        elapsedMs,
+        eventsPerSecond: this.events / Math.max(elapsedMs / 1000, 1e-3),
+      });
+    } catch {
+      // a progress display must not break the rebuild
+    }
+  }
+
+  private throwIfAborted(): void {
+    if (this.options.signal?.aborted) throw new Error('rebuild aborted; run it again to resume');
+  }
+}

@@ -1,0 +1,379 @@
+// The projection runner: follows the event store's global order and keeps every read model
+// current. Per batch it opens guest data, then in ONE transaction locks the checkpoints, applies
+// the events each projection has not seen into its current generation table, moves the
+// checkpoints and NOTIFYs waiters. A crash before COMMIT loses the whole batch, rows and
+// checkpoints together, so it is read again; after COMMIT it is never read again. Rows also carry
+// the position of their last event, so even a repeated delivery changes nothing.
+//
+// The checkpoint rows are the source of truth, read FOR UPDATE in every batch: a blue/green
+// rebuild (rebuild.ts) that switched a projection to a new table and position, or a second runner
+// process, is noticed there, and events at or before the stored position are skipped. A stored
+// position behind what this runner has read (reset by an operator) restarts the subscription
+// from it. Reactors (reactor.ts) will follow the same subscription with checkpoints of their own.
+import type { Knex } from 'knex';
+import type pg from 'pg';
+import type { Logger } from '../shared/logger.js';
+import { createLogger } from '../shared/logger.js';
+import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
+import {
+  comparePositions,
+  positionToString,
+  type EventStore,
+  type Position,
+  type RecordedEvent,
+  type Subscription,
+} from '../shared/event-store/event-store.js';
+import { PoisonEventError, type AnyProjection } from './projection.js';
+import { ALL_PROJECTIONS } from './all-projections.js';
+import { CHECKPOINT_COLUMNS, ensureReadModels, inTransaction, toCheckpoint, type CheckpointRecord } from './generation-tables.js';
+import { GuestDataError, openGuestData } from './guest-data.js';
+import { ProjectionWriteError, TableWriter } from './table-writer.js';
+import { encodeProgress, PROGRESS_CHANNEL, type ProjectionProgress } from './progress-channel.js';
+import { CheckpointMissing, errorMessage, isDeterministic } from './errors.js';
+import { rebuildProjections } from './rebuild.js';
+
+export type { ProjectionProgress };
+
+export interface ProjectionDeps {
+  readonly knex: Knex;
+  readonly store: EventStore;
+  readonly subjectKeys: SubjectKeyStore;
+  readonly logger?: Logger;
+}
+
+export interface RunnerOptions {
+  /** Default: every read-model projection. */
+  readonly projections?: readonly AnyProjection[];
+  /** Events per subscription batch (and so per transaction). */
+  readonly batchSize?: number;
+  /** Rebuild, in the background, projections whose stored version is not the code's (default true). */
+  readonly rebuildStale?: boolean;
+  /** Called after each committed batch with the projections it moved (the in-process fast path). */
+  readonly onProgress?: (progress: readonly ProjectionProgress[]) => void;
+  readonly retry?: { readonly initialMs?: number; readonly maxMs?: number };
+  /** Test seam: runs inside each batch's transaction just before COMMIT; throwing aborts the batch. */
+  readonly beforeCommit?: (batch: { readonly number: number; readonly events: readonly RecordedEvent[] }, client: pg.ClientBase) => unknown;
+}
+
+export type ProjectionState = 'live' | 'rebuilding' | 'failed';
+
+export interface TrackedProjection {
+  readonly name: string;
+  readonly state: ProjectionState;
+  /** Last position committed for it, as this runner knows it. */
+  readonly position: Position;
+  readonly error: string | null;
+}
+
+interface Tracked {
+  projection: AnyProjection;
+  state: ProjectionState;
+  position: Position;
+  error: string | null;
+}
+
+/** Ends the current subscription so the runner starts another from the stored checkpoints. */
+class Resubscribe extends Error {
+  override readonly name = 'Resubscribe';
+}
+/** Ends a subscription because the runner stops or has replaced it. */
+class Stopped extends Error {
+  override readonly name = 'Stopped';
+}
+
+const DEFAULT_BATCH_SIZE = 1000;
+
+export class ProjectionRunner {
+  private readonly projections: readonly AnyProjection[];
+  private readonly logger: Logger;
+  private readonly writer = new TableWriter();
+  private readonly tracked = new Map<string, Tracked>();
+  private readonly abort = new AbortController();
+  private subscription: Subscription | null = null;
+  /** Bumped per subscription, so a replaced one's late batch is refused. */
+  private subscriptionId = 0;
+  /** The position the current subscription has delivered up to (its batches follow it). */
+  private after: Position | null = null;
+  private batches = 0;
+  private readonly background = new Set<Promise<void>>();
+  private started = false;
+  private stopping = false;
+
+  constructor(
+    private readonly deps: ProjectionDeps,
+    private readonly options: RunnerOptions = {},
+  ) {
+    this.projections = options.projections ?? ALL_PROJECTIONS;
+    this.logger = deps.logger ?? createLogger(process.env.LOG_LEVEL ?? 'info', 'projections');
+  }
+
+  /** Creates missing read models, then follows the store from the checkpoints. Resolves once following. */
+  async start(): Promise<void> {
+    if (this.started) throw new Error('the projection runner is already started');
+    this.started = true;
+    const stale = new Set((await ensureReadModels(this.deps.knex, this.projections)).map((p) => p.name));
+    const checkpoints = await this.readCheckpoints();
+    for (const projection of this.projections) {
+      const checkpoint = checkpoints.get(projection.name)!;
+      this.tracked.set(projection.name, {
+        projection,
+        state: stale.has(projection.name) ? 'rebuilding' : 'live',
+        position: checkpoint.position,
+        error: null,
+      });
+    }
+    this.subscribe();
+    for (const name of stale) this.rebuildInBackground(this.tracked.get(name)!, checkpoints.get(name)!.version);
+  }
+
+  /** Stops following; a batch in flight finishes or rolls back first. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.abort.abort();
+    const subscription = this.subscription;
+    this.subscription = null;
+    this.subscriptionId++;
+    await subscription?.stop();
+    await Promise.allSettled([...this.background]);
+  }
+
+  /** Each projection's state as this runner sees it. */
+  status(): TrackedProjection[] {
+    return [...this.tracked.values()].map((t) => ({ name: t.projection.name, state: t.state, position: t.position, error: t.error }));
+  }
+
+  // --- following -------------------------------------------------------------------------------
+
+  private subscribe(): void {
+    if (this.stopping || this.subscription) return;
+    const live = this.live();
+    if (live.length === 0) return;
+    const after = live.map((t) => t.position).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
+    const id = ++this.subscriptionId;
+    this.after = after;
+    this.logger.info({ after: positionToString(after), projections: live.map((t) => t.projection.name) }, 'projections following the event store');
+    try {
+      this.subscription = this.deps.store.subscribeToAll({
+        after,
+        batchSize: this.options.batchSize ?? DEFAULT_BATCH_SIZE,
+        onEvents: (events) => this.onEvents(id, events),
+        onError: (error) => this.onSubscriptionError(id, error),
+      });
+    } catch (error) {
+      this.logger.error({ err: error }, 'projections cannot subscribe to the event store');
+    }
+  }
+
+  private onSubscriptionError(id: number, error: unknown): void {
+    if (error instanceof Stopped || id !== this.subscriptionId || this.stopping) return;
+    if (error instanceof Resubscribe) {
+      const ended = this.subscription;
+      this.subscription = null;
+      // Called from the ending subscription's own loop: let it finish rather than wait for it here.
+      void ended?.stop().catch(() => undefined);
+      this.subscribe();
+      return;
+    }
+    // The adapter reports a failed read and retries it itself.
+    this.logger.warn({ err: error }, 'event store subscription error');
+  }
+
+  /**
+   * One delivered batch. Never throws for a failure it can wait out: it retries with backoff until
+   * the batch commits or the runner stops, because the subscription would otherwise move past it.
+   */
+  private async onEvents(id: number, events: readonly RecordedEvent[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      if (id !== this.subscriptionId || this.stopping) throw new Stopped();
+      try {
+        await this.processBatch(events);
+        this.after = events.at(-1)?.position ?? this.after;
+        return;
+      } catch (error) {
+        if (error instanceof Resubscribe) throw error;
+        const stoppedNames = this.poisoned(error);
+        if (stoppedNames.length > 0) {
+          await this.fail(stoppedNames, error);
+          attempt = -1; // the others go on with this batch at once
+          continue;
+        }
+        const delay = this.backoff(attempt);
+        this.logger.warn({ err: error, attempt: attempt + 1, retryInMs: delay }, 'projection batch failed; retrying');
+        await sleep(delay, this.abort.signal).catch(() => {
+          throw new Stopped();
+        });
+      }
+    }
+  }
+
+  private async processBatch(events: readonly RecordedEvent[]): Promise<void> {
+    const live = this.live().sort((a, b) => (a.projection.name < b.projection.name ? -1 : 1));
+    const last = events.at(-1)?.position;
+    const after = this.after;
+    if (live.length === 0 || !last || !after) return;
+    const opensGuests = live.some((t) => t.projection.opensGuestData && t.projection.handles.includes('PassCreated'));
+    // Outside the transaction: the key store is another round trip that needs no row lock.
+    const opened = await openGuestData(events, this.deps.subjectKeys, { open: opensGuests });
+    const number = ++this.batches;
+
+    const outcome = await inTransaction(this.deps.knex, async (client) => {
+      // A lost commit after a server crash loses rows and checkpoint together and is simply
+      // projected again, so durability can wait for the next WAL flush: much cheaper per batch.
+      await client.query('SET LOCAL synchronous_commit = off');
+      const { rows } = await client.query<CheckpointRecord>(
+        `SELECT ${CHECKPOINT_COLUMNS} FROM projection_checkpoints WHERE name = ANY($1) ORDER BY name FOR UPDATE`,
+        [live.map((t) => t.projection.name)],
+      );
+      const checkpoints = new Map(rows.map((r) => [r.name, toCheckpoint(r)]));
+      const reached = new Map<string, Position>();
+      const moved: ProjectionProgress[] = [];
+      const versionChanged: Array<{ tracked: Tracked; version: number }> = [];
+      for (const t of live) {
+        const name = t.projection.name;
+        const checkpoint = checkpoints.get(name);
+        if (!checkpoint) throw new CheckpointMissing(name);
+        if (checkpoint.version !== t.projection.version) {
+          versionChanged.push({ tracked: t, version: checkpoint.version });
+          continue;
+        }
+        if (comparePositions(checkpoint.position, after) < 0) {
+          // Someone moved the checkpoint back: events between it and this batch were never read.
+          t.position = checkpoint.position;
+          throw new Resubscribe(`checkpoint of ${name} moved back to ${positionToString(checkpoint.position)}`);
+        }
+        const unseen = opened.filter((e) => comparePositions(e.position, checkpoint.position) > 0);
+        if (unseen.length > 0) await this.writer.write(client, t.projection, checkpoint.tableName, unseen);
+        if (comparePositions(last, checkpoint.position) > 0) {
+          await client.query(
+            `UPDATE projection_checkpoints SET position_commit = $2, position_prepare = $3, error = NULL, updated_at = now()
+             WHERE name = $1`,
+            [name, last.commit.toString(), last.prepare.toString()],
+          );
+          moved.push({ name, position: last });
+          reached.set(name, last);
+        } else {
+          reached.set(name, checkpoint.position); // a rebuild already switched it further
+        }
+      }
+      if (moved.length > 0) await client.query('SELECT pg_notify($1, $2)', [PROGRESS_CHANNEL, encodeProgress(moved)]);
+      await this.options.beforeCommit?.({ number, events }, client);
+      return { reached, moved, versionChanged };
+    });
+
+    for (const [name, position] of outcome.reached) this.tracked.get(name)!.position = position;
+    for (const { tracked, version } of outcome.versionChanged) {
+      // Another process rebuilt it with other code: applying this code's rows to that table would mix versions.
+      await this.fail(
+        [tracked.projection.name],
+        new Error(`stored version ${version} differs from this runner's ${tracked.projection.version}: rebuilt by another process`),
+      );
+    }
+    if (outcome.moved.length > 0) {
+      try {
+        this.options.onProgress?.(outcome.moved);
+      } catch (error) {
+        this.logger.warn({ err: error }, 'projection progress listener failed');
+      }
+    }
+  }
+
+  /** The projections an error stops for good (until restarted): poison, not transient. */
+  private poisoned(error: unknown): string[] {
+    if (!isDeterministic(error)) return [];
+    if (error instanceof PoisonEventError || error instanceof ProjectionWriteError) return [error.projection];
+    if (error instanceof CheckpointMissing) return [error.projection];
+    if (error instanceof GuestDataError) {
+      return this.live()
+        .filter((t) => t.projection.opensGuestData)
+        .map((t) => t.projection.name);
+    }
+    // A deterministic error outside any one projection's work (the checkpoint table itself):
+    // nothing to single out, so it is retried with backoff and logged each time.
+    return [];
+  }
+
+  private async fail(names: readonly string[], error: unknown): Promise<void> {
+    const message = errorMessage(error);
+    for (const name of names) {
+      const t = this.tracked.get(name);
+      if (!t || t.state === 'failed') continue;
+      t.state = 'failed';
+      t.error = message;
+      this.logger.error(
+        {
+          err: error,
+          projection: name,
+          eventId: error instanceof PoisonEventError || error instanceof GuestDataError ? error.eventId : undefined,
+          position: positionToString(t.position),
+        },
+        `projection ${name} STOPPED: ${message}`,
+      );
+      // Recorded for `projections status`; the next runner start tries again (after a fix).
+      await this.deps.knex
+        .raw('UPDATE projection_checkpoints SET error = ?, updated_at = now() WHERE name = ?', [message.slice(0, 2000), name])
+        .catch((e: unknown) => this.logger.warn({ err: e, projection: name }, 'could not record the projection error'));
+    }
+  }
+
+  // --- stale versions --------------------------------------------------------------------------
+
+  private rebuildInBackground(t: Tracked, storedVersion: number): void {
+    const name = t.projection.name;
+    if (this.options.rebuildStale === false) {
+      void this.fail([name], new Error(`stored version ${storedVersion} differs from the code's ${t.projection.version}; run \`guestpass projections rebuild ${name}\``));
+      return;
+    }
+    this.logger.warn({ projection: name, storedVersion, version: t.projection.version }, 'projection version changed; rebuilding it');
+    const run = rebuildProjections([name], { ...this.deps, logger: this.logger }, { projections: this.projections, signal: this.abort.signal })
+      .then(async () => {
+        if (this.stopping) return;
+        const checkpoint = (await this.readCheckpoints()).get(name)!;
+        t.position = checkpoint.position;
+        t.state = 'live';
+        // Joining a running subscription is safe: a checkpoint behind it is detected in the batch.
+        this.subscribe();
+      })
+      .catch(async (error: unknown) => {
+        if (!this.stopping) await this.fail([name], error);
+      })
+      .finally(() => this.background.delete(run));
+    this.background.add(run);
+  }
+
+  // --- helpers ---------------------------------------------------------------------------------
+
+  private live(): Tracked[] {
+    return [...this.tracked.values()].filter((t) => t.state === 'live');
+  }
+
+  private async readCheckpoints() {
+    const { rows } = await this.deps.knex.raw<{ rows: CheckpointRecord[] }>(
+      `SELECT ${CHECKPOINT_COLUMNS} FROM projection_checkpoints WHERE name IN (${this.projections.map(() => '?').join(', ')})`,
+      this.projections.map((p) => p.name),
+    );
+    return new Map(rows.map((r) => [r.name, toCheckpoint(r)]));
+  }
+
+  private backoff(attempt: number): number {
+    const initial = this.options.retry?.initialMs ?? 100;
+    const max = this.options.retry?.maxMs ?? 30_000;
+    const base = Math.min(max, initial * 2 ** Math.min(attempt, 20));
+    return Math.round(base / 2 + (Math.random() * base) / 2); // jitter: restarted processes do not retry in step
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Error('aborted'));
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new Error('aborted'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,68 @@
+// The query service's HTTP app: every GET of /api/v1/*, answered from the read models only.
+// Middleware in the order a request meets it.
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Knex } from 'knex';
+import type { Config } from '../shared/config.js';
+import type { Logger } from '../shared/logger.js';
+import { requestId } from '../shared/http/request-id.js';
+import { requestLogger } from '../shared/http/request-logger.js';
+import { errorMiddleware } from '../shared/http/error-middleware.js';
+import { securityHeaders } from '../shared/http/security-headers.js';
+import { ORG_API_PREFIX, RateLimiter } from '../shared/http/rate-limit.js';
+import { notFound } from '../shared/http/not-found.js';
+import { PageCursor } from '../shared/http/page-cursor.js';
+import type { HttpState } from '../shared/http/http-state.js';
+import { apiKeyAuth } from '../shared/auth/api-key-auth.js';
+import { listOrgPassesRoute } from './org-passes/list-org-passes.js';
+import { listFacilitiesRoute } from './facilities/list-facilities.js';
+import { buildOpenApiDocument } from './openapi/openapi-document.js';
+
+export interface QueryAppConfig extends Pick<Config, 'trustProxy'> {
+  /**
+   * Secret (at least 32 bytes) that signs page cursors. PAGE_CURSOR_SECRET once config.ts has
+   * it; when absent a random one is made at start, so cursors die with the process and are not
+   * shared between replicas.
+   */
+  readonly pageCursorSecret?: string | null;
+}
+
+export interface QueryAppDeps {
+  readonly db: Knex;
+  readonly logger: Logger;
+  readonly config: QueryAppConfig;
+  /** Shared with the command app when both run in one process (one organization API bucket). */
+  readonly orgApiRateLimiter?: RateLimiter;
+}
+
+export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
+  const { trustProxy, pageCursorSecret } = deps.config;
+  if (!pageCursorSecret) {
+    deps.logger.warn('PAGE_CURSOR_SECRET is not set: page cursors are signed with a per-process random key');
+  }
+  const cursor = new PageCursor(pageCursorSecret || null);
+  const authenticate = apiKeyAuth({ db: deps.db, trustProxy });
+  const orgApiLimit = (deps.orgApiRateLimiter ?? new RateLimiter('org-api')).middleware({ trustProxy, pathPrefix: ORG_API_PREFIX });
+
+  const org = new Router<HttpState>({ prefix: '/api/v1/org' });
+  listOrgPassesRoute(org, { db: deps.db, cursor, authenticate });
+  listFacilitiesRoute(org, { db: deps.db, authenticate });
+
+  const openApi = JSON.stringify(buildOpenApiDocument());
+  const publicRoutes = new Router<HttpState>({ prefix: '/api/v1' });
+  publicRoutes.get('/openapi.json', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = openApi;
+  });
+
+  const app = new Koa<HttpState>();
+  app.use(requestId());
+  app.use(requestLogger(deps.logger));
+  app.use(errorMiddleware());
+  app.use(securityHeaders());
+  app.use(orgApiLimit);
+  app.use(notFound());
+  app.use(publicRoutes.routes());
+  app.use(org.routes());
+  return app;
+}

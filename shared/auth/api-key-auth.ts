@@ -1,0 +1,88 @@
+// Organization API key authentication.
+//
+// A key is `svc_sk_<secret>`, sent as `Authorization: Bearer <key>` or `X-API-Key: <key>` (both
+// at once only if they are the same key). It is looked up by its SHA-256 (hex) in the api_keys
+// read model, and the stored hash is compared in constant time. Unknown, malformed, revoked,
+// expired and IP-restricted keys are indistinguishable to the caller: all are the same 401
+// `invalid_token`; the reason is logged for operators (with the key id, never the key).
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Knex } from 'knex';
+import { InvalidTokenError } from '../errors.js';
+import { READ_MODELS, type ApiKeyRow } from '../db/read-models.js';
+import { clientIp } from '../http/client-ip.js';
+import type { HttpContext, HttpMiddleware } from '../http/http-state.js';
+import { ipAllowed } from './ip-allowlist.js';
+import type { ApiKeyPrincipal } from './principal.js';
+
+export const API_KEY_PREFIX = 'svc_sk_';
+const API_KEY_FORMAT = /^svc_sk_[A-Za-z0-9_-]{20,200}$/;
+
+export function hashApiKey(apiKey: string): string {
+  return createHash('sha256').update(apiKey, 'utf8').digest('hex');
+}
+
+type Rejection = 'missing' | 'malformed' | 'conflicting_headers' | 'unknown' | 'revoked' | 'expired' | 'ip_not_allowed';
+
+class ApiKeyRejected extends InvalidTokenError {
+  constructor(readonly reason: Rejection, readonly keyId: string | null = null) {
+    super('the API key is missing or invalid');
+  }
+}
+
+/** The presented key, from either header; throws when absent, malformed or ambiguous. */
+export function presentedApiKey(ctx: Pick<HttpContext, 'get'>): string {
+  const authorization = ctx.get('authorization');
+  const headerKey = ctx.get('x-api-key').trim();
+  let bearer = '';
+  if (authorization) {
+    const match = /^Bearer +(\S+) *$/i.exec(authorization);
+    if (!match) throw new ApiKeyRejected('malformed');
+    bearer = match[1]!;
+  }
+  if (bearer && headerKey && bearer !== headerKey) throw new ApiKeyRejected('conflicting_headers');
+  const key = bearer || headerKey;
+  if (!key) throw new ApiKeyRejected('missing');
+  if (!API_KEY_FORMAT.test(key)) throw new ApiKeyRejected('malformed');
+  return key;
+}
+
+export interface ApiKeyAuthOptions {
+  readonly db: Knex;
+  readonly trustProxy: boolean;
+  readonly now?: () => Date;
+}
+
+/** Sets `ctx.state.principal` to an ApiKeyPrincipal, or throws InvalidTokenError. */
+export function apiKeyAuth(options: ApiKeyAuthOptions): HttpMiddleware {
+  const now = options.now ?? (() => new Date());
+  return async function authenticateApiKey(ctx, next) {
+    try {
+      ctx.state.principal = await authenticate(ctx, options.db, options.trustProxy, now());
+    } catch (error) {
+      if (error instanceof ApiKeyRejected) {
+        ctx.state.log.info({ reason: error.reason, keyId: error.keyId }, 'api key rejected');
+      }
+      throw error;
+    }
+    await next();
+  };
+}
+
+async function authenticate(ctx: HttpContext, db: Knex, trustProxy: boolean, now: Date): Promise<ApiKeyPrincipal> {
+  const hash = hashApiKey(presentedApiKey(ctx));
+  const row = await db<ApiKeyRow>(READ_MODELS.apiKeys)
+    .select('key_id', 'org_id', 'user_id', 'key_hash', 'scopes', 'expires_at', 'allowed_ips', 'revoked')
+    .where({ key_hash: hash })
+    .first();
+  if (!row || row.key_hash.length !== hash.length || !timingSafeEqual(Buffer.from(row.key_hash, 'utf8'), Buffer.from(hash, 'utf8'))) {
+    throw new ApiKeyRejected('unknown');
+  }
+  if (row.revoked) throw new ApiKeyRejected('revoked', row.key_id);
+  if (row.expires_at !== null && new Date(row.expires_at).getTime() <= now.getTime()) {
+    throw new ApiKeyRejected('expired', row.key_id);
+  }
+  if (row.allowed_ips.length > 0 && !ipAllowed(clientIp(ctx, trustProxy), row.allowed_ips)) {
+    throw new ApiKeyRejected('ip_not_allowed', row.key_id);
+  }
+  return { kind: 'apiKey', keyId: row.key_id, orgId: row.org_id, userId: row.user_id, scopes: row.scopes };
+}

@@ -1,0 +1,227 @@
+// The decider addition of the door path: recording a scan on the pass's stream, and checking the
+// pass in on its first granted entry. Pure (no I/O), tested given/when/then in
+// test/door/pass-check-in.unit.spec.ts.
+//
+// TO MERGE into guest-invites-decider.ts (the lead):
+//   * evolve: `PassCheckedIn` -> the pass's status becomes `checked_in` (so revoking it is a 409,
+//     as the spec's status table says); `DoorAccessRecorded` -> remember its accessId on the pass
+//     (`rememberAccess`). Their current evolve has no default branch: an unknown event type
+//     returns undefined and breaks every later decision on that stream, so this must land before
+//     the reactor appends anything to a guest-invites stream (the reactor refuses to start until
+//     the types are in the schema catalogue).
+//   * command `RecordDoorAccess` -> `decideRecordDoorAccess(command.data, view of the pass)`.
+// Until then `passDoorAccessDecider` below folds the same stream on its own (the command handler
+// keys its cache by evolve, so the two deciders never share folded state), and
+// `doorAccessLogDecider` owns the per-facility stream of scans that matched no pass.
+import type { Decider } from './decider.js';
+import type { PassCreated, PassRevoked, PassStatus } from './events.js';
+import { ACTIVE_PASS_STATUSES } from './events.js';
+import type { DoorAccessRecorded, DoorAccessResult, DoorDenialReason, PassCheckedIn } from './door-events.js';
+
+export type RecordDoorAccess = {
+  type: 'RecordDoorAccess';
+  data: {
+    accessId: string;
+    facilityId: number;
+    controllerId: string;
+    door: string;
+    result: DoorAccessResult;
+    reason: DoorDenialReason | null;
+    /** The pass the controller matched (its public id is the credential id); null for an unknown QR. */
+    publicId: string | null;
+    passId: number | null;
+    scannedAt: string;
+    receivedAt: string;
+  };
+};
+
+/** What the door path needs to know about one pass. */
+export interface PassDoorView {
+  readonly passId: number;
+  readonly orgId: number;
+  readonly facilityId: number;
+  readonly status: PassStatus;
+  /** Access ids already recorded for this pass (the newest RECENT_ACCESS_IDS): redeliveries change nothing. */
+  readonly recentAccessIds: readonly string[];
+}
+
+/** Scans per pass remembered for dedupe: far more than a guest makes, and redeliveries come soon. */
+export const RECENT_ACCESS_IDS = 200;
+
+export function rememberAccess(view: PassDoorView, accessId: string): PassDoorView {
+  const ids = [...view.recentAccessIds, accessId.toLowerCase()];
+  return { ...view, recentAccessIds: ids.length > RECENT_ACCESS_IDS ? ids.slice(-RECENT_ACCESS_IDS) : ids };
+}
+
+/**
+ * The events recording one scan of a known pass. Nothing for a scan already recorded. A granted
+ * entry of an active pass (expected or registered) also checks it in; a granted entry of a
+ * cancelled pass (the revocation had not reached that door yet) is recorded for auditors but
+ * changes no status.
+ */
+export function decideRecordDoorAccess(
+  command: RecordDoorAccess['data'],
+  pass: PassDoorView,
+  publicId: string,
+): Array<DoorAccessRecorded | PassCheckedIn> {
+  const accessId = command.accessId.toLowerCase();
+  if (pass.recentAccessIds.includes(accessId)) return [];
+  const recorded: DoorAccessRecorded = {
+    type: 'DoorAccessRecorded',
+    data: {
+      accessId,
+      facilityId: command.facilityId,
+      orgId: pass.orgId,
+      controllerId: command.controllerId,
+      door: command.door,
+      result: command.result,
+      reason: command.result === 'granted' ? null : command.reason,
+      passId: pass.passId,
+      publicId,
+      scannedAt: command.scannedAt,
+      receivedAt: command.receivedAt,
+    },
+  };
+  const checksIn =
+    command.result === 'granted' && command.facilityId === pass.facilityId && ACTIVE_PASS_STATUSES.includes(pass.status);
+  if (!checksIn) return [recorded];
+  return [
+    recorded,
+    {
+      type: 'PassCheckedIn',
+      data: {
+        passId: pass.passId,
+        publicId,
+        orgId: pass.orgId,
+        facilityId: pass.facilityId,
+        accessId,
+        controllerId: command.controllerId,
+        door: command.door,
+        checkedInAt: command.scannedAt,
+      },
+    },
+  ];
+}
+
+/** The evolve cases to merge: how the door events change a pass's view. */
+export function evolvePassDoorView(view: PassDoorView, event: PassCheckedIn | DoorAccessRecorded): PassDoorView {
+  switch (event.type) {
+    case 'PassCheckedIn':
+      return { ...view, status: 'checked_in' };
+    case 'DoorAccessRecorded':
+      return rememberAccess(view, event.data.accessId);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Standalone deciders (until the merge)
+
+/**
+ * An immutable map with cheap updates: 64 buckets, an update copies the bucket array and one
+ * bucket. Folding a stream of n events is then O(n^2 / 64) rather than O(n^2).
+ */
+export class BucketMap<V> {
+  static empty<V>(): BucketMap<V> {
+    return new BucketMap<V>(new Array<ReadonlyMap<string, V> | undefined>(64).fill(undefined));
+  }
+
+  private constructor(private readonly buckets: ReadonlyArray<ReadonlyMap<string, V> | undefined>) {}
+
+  get(key: string): V | undefined {
+    return this.buckets[bucketOf(key)]?.get(key);
+  }
+
+  set(key: string, value: V): BucketMap<V> {
+    const i = bucketOf(key);
+    const bucket = new Map(this.buckets[i] ?? []);
+    bucket.set(key, value);
+    const buckets = this.buckets.slice();
+    buckets[i] = bucket;
+    return new BucketMap(buckets);
+  }
+}
+
+function bucketOf(key: string): number {
+  let h = 0x811c9dc5;
+  for (let k = 0; k < key.length; k++) h = Math.imul(h ^ key.charCodeAt(k), 0x01000193);
+  return (h >>> 0) & 63;
+}
+
+export type PassDoorEvent = PassCreated | PassRevoked | PassCheckedIn | DoorAccessRecorded;
+
+export interface PassDoorState {
+  readonly passes: BucketMap<PassDoorView>;
+}
+
+export class UnknownPassError extends Error {
+  override readonly name = 'UnknownPassError';
+}
+
+/** Folds a guest-invites stream for door access only; `decide` throws UnknownPassError when the pass is not there. */
+export const passDoorAccessDecider: Decider<RecordDoorAccess, PassDoorEvent, PassDoorState> = {
+  initialState: () => ({ passes: BucketMap.empty() }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'PassCreated': {
+        const { publicId, passId, orgId, facilityId } = event.data;
+        return { passes: state.passes.set(publicId, { passId, orgId, facilityId, status: 'expected', recentAccessIds: [] }) };
+      }
+      case 'PassRevoked': {
+        const view = state.passes.get(event.data.publicId);
+        return view ? { passes: state.passes.set(event.data.publicId, { ...view, status: 'cancelled' }) } : state;
+      }
+      case 'PassCheckedIn':
+      case 'DoorAccessRecorded': {
+        const publicId = event.data.publicId;
+        const view = publicId ? state.passes.get(publicId) : undefined;
+        return view && publicId ? { passes: state.passes.set(publicId, evolvePassDoorView(view, event)) } : state;
+      }
+      default:
+        return state; // other events of the stream do not concern the doors
+    }
+  },
+
+  decide(command, state) {
+    const publicId = command.data.publicId;
+    const pass = publicId ? state.passes.get(publicId) : undefined;
+    if (!pass || !publicId) throw new UnknownPassError(`pass ${publicId ?? '(none)'} is not in this stream`);
+    return decideRecordDoorAccess(command.data, pass, publicId);
+  },
+};
+
+export interface DoorAccessLogState {
+  readonly recorded: BucketMap<true>;
+}
+
+/** The per-facility, per-day stream of scans that matched no pass. */
+export const doorAccessLogDecider: Decider<RecordDoorAccess, DoorAccessRecorded, DoorAccessLogState> = {
+  initialState: () => ({ recorded: BucketMap.empty() }),
+
+  evolve(state, event) {
+    return event.type === 'DoorAccessRecorded' ? { recorded: state.recorded.set(event.data.accessId.toLowerCase(), true) } : state;
+  },
+
+  decide(command, state) {
+    const accessId = command.data.accessId.toLowerCase();
+    if (state.recorded.get(accessId)) return [];
+    return [
+      {
+        type: 'DoorAccessRecorded',
+        data: {
+          accessId,
+          facilityId: command.data.facilityId,
+          orgId: null,
+          controllerId: command.data.controllerId,
+          door: command.data.door,
+          result: command.data.result,
+          reason: command.data.result === 'granted' ? null : command.data.reason,
+          passId: command.data.passId,
+          publicId: command.data.publicId,
+          scannedAt: command.data.scannedAt,
+          receivedAt: command.data.receivedAt,
+        },
+      },
+    ];
+  },
+};

@@ -1,0 +1,315 @@
+// The EventStoreDB adapter (production), selected by an esdb:// or esdb+discover:// URL.
+//
+// Mapping to the port: stream revisions are bigint in the client and number here; the port's
+// 'no_stream'/'any' are the client's NO_STREAM/ANY; positions are the $all commit/prepare pair.
+// System records ($-prefixed event types or streams: stream metadata, statistics, projection
+// links) are EventStoreDB's own and never reach a caller of readAll or a subscription.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  ANY,
+  BACKWARDS,
+  END,
+  EventStoreDBClient,
+  FORWARDS,
+  NO_STREAM,
+  START as ESDB_START,
+  StreamNotFoundError,
+  WrongExpectedVersionError,
+  excludeSystemEvents,
+  jsonEvent,
+  type AllStreamResolvedEvent,
+  type AllStreamSubscription,
+  type AppendExpectedRevision,
+  type JSONType,
+  type ReadPosition,
+  type ResolvedEvent,
+} from '@eventstore/db-client';
+import {
+  START,
+  WrongExpectedVersion,
+  comparePositions,
+  type AppendResult,
+  type EventMetadata,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type Position,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type SubscribeOptions,
+  type Subscription,
+} from './event-store.js';
+
+const PAGE_SIZE = 500;
+const DEFAULT_BATCH_SIZE = 500;
+const MAX_RESUBSCRIBE_DELAY_MS = 30_000;
+
+type ClientEvent = NonNullable<ResolvedEvent['event']> | NonNullable<AllStreamResolvedEvent['event']>;
+
+export class EventStoreDbEventStore implements EventStore {
+  private readonly subscriptions = new Set<CatchUpSubscription>();
+  private closed = false;
+
+  constructor(
+    private readonly client: EventStoreDBClient,
+    private readonly ownsClient = false,
+  ) {}
+
+  async appendToStream(streamName: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (!streamName) throw new RangeError('stream name must not be empty');
+    if (events.length === 0) throw new RangeError(`nothing to append to ${streamName}`);
+    const expectedRevision = toClientExpected(expected);
+    try {
+      const result = await this.client.appendToStream(
+        streamName,
+        events.map((e) =>
+          jsonEvent({
+            id: e.id,
+            type: e.type,
+            // The client's JSONType is narrower than any JSON value; it JSON-encodes whatever it gets.
+            data: (e.data === undefined ? null : e.data) as JSONType,
+            metadata: e.metadata as unknown as JSONType,
+          }),
+        ),
+        { expectedRevision },
+      );
+      if (!result.position) throw new Error('EventStoreDB returned no position for the append (server older than 22.6?)');
+      return { nextExpectedRevision: Number(result.nextExpectedRevision), position: result.position };
+    } catch (error) {
+      if (error instanceof WrongExpectedVersionError) {
+        const actual = error.actualVersion === NO_STREAM ? 'no_stream' : Number(error.actualVersion);
+        throw new WrongExpectedVersion(streamName, expected, actual);
+      }
+      throw error;
+    }
+  }
+
+  async readStream(streamName: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const backwards = options.direction === 'backwards';
+    const from = options.fromRevision !== undefined ? BigInt(options.fromRevision) : backwards ? END : ESDB_START;
+    const events: RecordedEvent[] = [];
+    try {
+      const read = this.client.readStream(streamName, {
+        fromRevision: from,
+        direction: backwards ? BACKWARDS : FORWARDS,
+        ...(options.maxCount !== undefined ? { maxCount: options.maxCount } : {}),
+      });
+      for await (const resolved of read) {
+        if (resolved.event) events.push(toRecordedEvent(resolved.event, resolved.commitPosition));
+      }
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return [];
+      throw error;
+    }
+    return events;
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    const wanted = options.maxCount ?? Number.POSITIVE_INFINITY;
+    const events: RecordedEvent[] = [];
+    if (wanted <= 0) return events;
+    // Pages of $all, from a position that the server treats as inclusive: whatever is at or
+    // before the last position seen is dropped, so the caller's `after` stays exclusive.
+    let seen = options.after ?? START;
+    for (;;) {
+      const page = await collect(
+        this.client.readAll({ fromPosition: toReadPosition(seen), direction: FORWARDS, maxCount: PAGE_SIZE }),
+      );
+      for (const resolved of page) {
+        const event = resolved.event;
+        if (!event || comparePositions(event.position, seen) <= 0) continue;
+        seen = event.position;
+        if (isSystemEvent(event)) continue;
+        events.push(toRecordedEvent(event));
+        if (events.length >= wanted) return events;
+      }
+      if (page.length < PAGE_SIZE) return events;
+    }
+  }
+
+  subscribeToAll(options: SubscribeOptions): Subscription {
+    if (this.closed) throw new Error('the event store is closed');
+    const subscription = new CatchUpSubscription(this.client, options, () => this.subscriptions.delete(subscription));
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  async headPosition(): Promise<Position> {
+    let before: ReadPosition = END;
+    for (;;) {
+      const page: AllStreamResolvedEvent[] = await collect(
+        this.client.readAll({ fromPosition: before, direction: BACKWARDS, maxCount: PAGE_SIZE }),
+      );
+      for (const resolved of page) {
+        const event = resolved.event;
+        if (event && !isSystemEvent(event) && (before === END || comparePositions(event.position, before as Position) < 0)) {
+          return event.position;
+        }
+      }
+      const last = page.at(-1)?.event;
+      if (page.length < PAGE_SIZE || !last) return START;
+      before = last.position;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.subscriptions].map((s) => s.stop()));
+    if (this.ownsClient) await this.client.dispose();
+  }
+}
+
+/** A store over its own client, disposed on close(). */
+export function createEventStoreDbEventStore(connectionString: string): EventStoreDbEventStore {
+  return new EventStoreDbEventStore(EventStoreDBClient.connectionString(connectionString), true);
+}
+
+function toClientExpected(expected: ExpectedRevision): AppendExpectedRevision {
+  if (expected === 'no_stream') return NO_STREAM;
+  if (expected === 'any') return ANY;
+  if (!(Number.isInteger(expected) && expected >= 0)) {
+    throw new RangeError(`expected revision must be 'no_stream', 'any' or an integer >= 0 (got ${expected})`);
+  }
+  return BigInt(expected);
+}
+
+function toReadPosition(position: Position): ReadPosition {
+  return comparePositions(position, START) === 0 ? ESDB_START : position;
+}
+
+function isSystemEvent(event: ClientEvent): boolean {
+  return event.type.startsWith('$') || event.streamId.startsWith('$');
+}
+
+function toRecordedEvent(event: ClientEvent, commitPosition?: bigint): RecordedEvent {
+  // Stream reads carry the record's position from server 22.6 on; before that only a commit position.
+  const position = event.position ?? (commitPosition !== undefined ? { commit: commitPosition, prepare: commitPosition } : null);
+  if (!position) throw new Error(`EventStoreDB returned no position for event ${event.id} (server older than 22.6?)`);
+  if (!event.isJson) throw new Error(`event ${event.id} in ${event.streamId} is not JSON`);
+  return {
+    id: event.id,
+    type: event.type,
+    data: event.data,
+    metadata: event.metadata as unknown as EventMetadata,
+    streamName: event.streamId,
+    revision: Number(event.revision),
+    position: { commit: position.commit, prepare: position.prepare },
+    recordedAt: event.created,
+  };
+}
+
+async function collect<T>(read: AsyncIterable<T>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const item of read) items.push(item);
+  return items;
+}
+
+const insideHandler = new AsyncLocalStorage<CatchUpSubscription>();
+
+/**
+ * Follows $all with the client's catch-up subscription, handing the handler what is already
+ * buffered (up to batchSize) and reading no further until it returns, so the gRPC stream's own
+ * flow control holds the server back. When the server drops the subscription it is resumed
+ * from the last handled position; a failing handler ends it (its owner holds the checkpoint).
+ */
+class CatchUpSubscription implements Subscription {
+  private stopped = false;
+  private current: AllStreamSubscription | null = null;
+  private wake: (() => void) | null = null;
+  private readonly done: Promise<void>;
+
+  constructor(
+    private readonly client: EventStoreDBClient,
+    private readonly options: SubscribeOptions,
+    onDone: () => void,
+  ) {
+    this.done = this.run().finally(onDone);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.current?.unsubscribe().catch(() => undefined);
+    if (insideHandler.getStore() === this) return; // the loop ends when the handler returns
+    await this.done;
+  }
+
+  private async run(): Promise<void> {
+    let handled = this.options.after;
+    let failures = 0;
+    while (!this.stopped) {
+      const subscription = this.client.subscribeToAll({
+        ...(comparePositions(handled, START) === 0 ? {} : { fromPosition: handled }),
+        filter: excludeSystemEvents(),
+      });
+      this.current = subscription;
+      let ended: Error | 'end' | null = null;
+      subscription.on('error', (error: Error) => {
+        ended ??= error;
+        this.wake?.();
+      });
+      subscription.on('end', () => {
+        ended ??= 'end';
+        this.wake?.();
+      });
+      subscription.on('readable', () => this.wake?.());
+      try {
+        while (!this.stopped && ended === null) {
+          const batch = this.takeBuffered(subscription, handled);
+          if (batch.length === 0) {
+            await new Promise<void>((resolve) => (this.wake = resolve));
+            this.wake = null;
+            continue;
+          }
+          try {
+            await insideHandler.run(this, () => this.options.onEvents(batch));
+          } catch (error) {
+            this.report(error);
+            this.stopped = true;
+            break;
+          }
+          handled = batch.at(-1)!.position;
+          failures = 0;
+        }
+      } finally {
+        this.current = null;
+        await subscription.unsubscribe().catch(() => undefined);
+      }
+      if (this.stopped) break;
+      this.report(ended === 'end' ? new Error('EventStoreDB ended the subscription') : ended);
+      failures++;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(MAX_RESUBSCRIBE_DELAY_MS, 250 * 2 ** failures));
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+    this.stopped = true;
+  }
+
+  /** Events already received, in order, after the last handled position (a resumed subscription may repeat some). */
+  private takeBuffered(subscription: AllStreamSubscription, handled: Position): RecordedEvent[] {
+    const batchSize = this.options.batchSize ?? DEFAULT_BATCH_SIZE;
+    const batch: RecordedEvent[] = [];
+    let last = handled;
+    while (batch.length < batchSize) {
+      const resolved = subscription.read() as AllStreamResolvedEvent | null;
+      if (resolved === null) break;
+      const event = resolved.event;
+      if (!event || isSystemEvent(event) || comparePositions(event.position, last) <= 0) continue;
+      batch.push(toRecordedEvent(event));
+      last = event.position;
+    }
+    return batch;
+  }
+
+  private report(error: unknown): void {
+    if (this.options.onError) this.options.onError(error);
+    else console.error('event store subscription:', error instanceof Error ? error.message : String(error));
+  }
+}

@@ -1,0 +1,96 @@
+// THE error middleware: the only place that turns a thrown error into a response. Handlers and
+// middleware throw the typed errors of shared/errors.ts (and shared/http/http-errors.ts); this
+// renders each family in the spec's shape:
+//
+//   401/403 Bearer challenge (RFC 6750)  {error}                       + WWW-Authenticate: Bearer ...
+//   402 quota                            {code: 'CAPACITY_EXCEEDED', message, dimension, limit, current, requested}
+//   429 rate limit                       {error: 'temporarily_unavailable', retry_after} + Retry-After, RateLimit*, X-RateLimit-Reset
+//   every other 4xx (business error)     {success: false, error: <text>, code: <code>[, details]}
+//   anything unexpected                  500 {success: false, error: 'internal error'} and one log line
+//
+// Of the spec's two allowed business-error forms we use `{success: false, error}` everywhere
+// and add a stable machine `code` (clients branch on `code`, never on the text).
+import { DomainError, InsufficientScopeError, InvalidTokenError, QuotaExceededError, RateLimitedError, ValidationError } from '../errors.js';
+import type { HttpContext, HttpMiddleware } from './http-state.js';
+
+export const BEARER_REALM = 'guestpass';
+
+/** Codes for errors raised by Koa or its libraries (http-errors with `expose`), by status. */
+const HTTP_ERROR_CODES: Readonly<Record<number, string>> = {
+  400: 'bad_request',
+  404: 'not_found',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
+interface ExposedHttpError {
+  status: number;
+  expose: true;
+  message: string;
+}
+
+function isExposedHttpError(error: unknown): error is ExposedHttpError {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as Partial<ExposedHttpError>;
+  return e.expose === true && typeof e.status === 'number' && e.status >= 400 && e.status < 500;
+}
+
+function quoted(value: string): string {
+  return `"${value.replace(/["\\]/g, '')}"`;
+}
+
+function renderDomainError(ctx: HttpContext, error: DomainError): void {
+  ctx.status = error.status;
+  if (error instanceof InvalidTokenError) {
+    ctx.set('WWW-Authenticate', `Bearer realm=${quoted(BEARER_REALM)}, error="invalid_token"`);
+    ctx.body = { error: 'invalid_token' };
+  } else if (error instanceof InsufficientScopeError) {
+    ctx.set('WWW-Authenticate', `Bearer realm=${quoted(BEARER_REALM)}, error="insufficient_scope", scope=${quoted(error.scope)}`);
+    ctx.body = { error: 'insufficient_scope' };
+  } else if (error instanceof QuotaExceededError) {
+    ctx.body = {
+      code: error.code,
+      message: error.message,
+      dimension: error.dimension,
+      limit: error.limit,
+      current: error.current,
+      requested: error.requested,
+    };
+  } else if (error instanceof RateLimitedError) {
+    const retryAfter = Math.max(1, Math.ceil(error.retryAfterSeconds));
+    ctx.set('Retry-After', String(retryAfter));
+    ctx.set('RateLimit', `limit=${error.limit}, remaining=0, reset=${retryAfter}`);
+    ctx.set('RateLimit-Policy', `${error.limit};w=${error.windowSeconds}`);
+    ctx.set('RateLimit-Limit', String(error.limit));
+    ctx.set('RateLimit-Remaining', '0');
+    ctx.set('RateLimit-Reset', String(retryAfter));
+    ctx.set('X-RateLimit-Reset', String(Math.ceil(Date.now() / 1000) + retryAfter));
+    ctx.body = { error: 'temporarily_unavailable', retry_after: retryAfter };
+  } else {
+    const details = error instanceof ValidationError && error.details.length > 0 ? { details: [...error.details] } : {};
+    ctx.body = { success: false, error: error.message, code: error.code, ...details };
+  }
+}
+
+export function errorMiddleware(): HttpMiddleware {
+  return async function renderErrors(ctx, next) {
+    try {
+      await next();
+    } catch (error) {
+      if (ctx.headerSent) {
+        ctx.state.log.error({ err: error }, 'error after the response was sent');
+        return;
+      }
+      if (error instanceof DomainError) {
+        renderDomainError(ctx, error);
+      } else if (isExposedHttpError(error)) {
+        ctx.status = error.status;
+        ctx.body = { success: false, error: error.message, code: HTTP_ERROR_CODES[error.status] ?? 'bad_request' };
+      } else {
+        ctx.state.log.error({ err: error }, 'unhandled error');
+        ctx.status = 500;
+        ctx.body = { success: false, error: 'internal error', code: 'internal_error' };
+      }
+    }
+  };
+}

@@ -1,0 +1,250 @@
+// The OAuth events: data shapes and their JSON Schemas (ajv, additionalProperties: false), kept
+// beside the core catalogue (shared/domain/events.ts) and merged into its schema registry by the
+// lead. No secret is ever in an event: authorization codes, refresh tokens and client secrets
+// appear only as SHA-256 hashes (see opaque-credentials.ts for why SHA-256 suffices), and every
+// hash field is constrained to 64 hex characters so a raw credential cannot be appended by mistake.
+//
+// Streams (one consistency boundary each):
+//   oauth-clients-{orgId}        OAuthClientRegistered, OAuthClientDeleted  (the 50-per-organization cap)
+//   authorization-code-{hash}    AuthorizationCodeIssued, AuthorizationCodeRedeemed, AuthorizationCodeReplayed
+//   token-family-{familyId}      TokenFamilyStarted, RefreshTokenRotated, TokenFamilyRevoked
+//
+// Signing keys are not events: see signing-keys.ts.
+//
+// The nonce is kept as given, not hashed: it must be copied verbatim into the id_token at code
+// redemption, and it is not a credential (it only lets the relying party tie an id_token to its
+// own request; knowing it grants nothing). The code_challenge is already a hash of the verifier.
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { FAMILY_ID_PATTERN, SHA256_HEX_PATTERN } from './opaque-credentials.js';
+import { OAUTH_SCOPES, type OAuthScope } from './scopes.js';
+
+export type OAuthClientType = 'public' | 'confidential';
+
+/**
+ * Authentication method references (RFC 8176) this service can produce; `fed` (federated sign-in)
+ * is not registered by RFC 8176 but asked for by the issue and used by several providers.
+ */
+export const AMR_VALUES = ['pwd', 'otp', 'mfa', 'hwk', 'swk', 'user', 'pin', 'fed'] as const;
+export type AuthenticationMethod = (typeof AMR_VALUES)[number];
+
+export const TOKEN_FAMILY_REVOCATION_REASONS = [
+  /** A spent refresh token was presented again (or two refreshes raced): RFC 9700 §4.14.2. */
+  'refresh_token_replay',
+  /** The family's authorization code was redeemed a second time: RFC 6749 §4.1.2. */
+  'authorization_code_replay',
+  /** The owning client revoked a refresh token of the family (RFC 7009). */
+  'revoked_by_client',
+  /** The user signed out (RP-initiated logout) of the session the family belongs to. */
+  'logout',
+  /** The client was deleted. */
+  'client_deleted',
+  /** An operator or the user revoked the grant. */
+  'revoked_by_user',
+] as const;
+export type TokenFamilyRevocationReason = (typeof TOKEN_FAMILY_REVOCATION_REASONS)[number];
+
+export const CLIENT_ID_PATTERN = '^svc_[0-9a-f]{32}$';
+/** The OP session id (`sid` claim): a public identifier of the browser session, never its cookie secret. */
+export const SESSION_ID_PATTERN = '^[A-Za-z0-9_-]{16,64}$';
+
+export type OAuthClientRegistered = {
+  type: 'OAuthClientRegistered';
+  data: {
+    clientId: string;
+    orgId: number;
+    name: string;
+    clientType: OAuthClientType;
+    /** SHA-256 hex of the secret for confidential clients; null for public clients. */
+    secretHash: string | null;
+    redirectUris: string[];
+    postLogoutRedirectUris: string[];
+    allowedScopes: OAuthScope[];
+  };
+};
+
+export type OAuthClientDeleted = { type: 'OAuthClientDeleted'; data: { clientId: string; orgId: number } };
+
+/** The grant a code carries and its token family inherits. */
+export interface GrantFacts {
+  clientId: string;
+  orgId: number;
+  userId: number;
+  scopes: OAuthScope[];
+  /** ISO 8601 UTC time the user authenticated (id_token `auth_time`). */
+  authTime: string;
+  /** How the user authenticated (id_token `amr`). */
+  amr: AuthenticationMethod[];
+  /** OP browser session (id_token `sid`), used by logout. */
+  sid: string;
+}
+
+export type AuthorizationCodeIssued = {
+  type: 'AuthorizationCodeIssued';
+  data: GrantFacts & {
+    codeHash: string;
+    /** The family the code's redemption opens; named here so a replay can revoke it. */
+    familyId: string;
+    redirectUri: string;
+    /** BASE64URL(SHA-256(code_verifier)); the method is always S256. */
+    codeChallenge: string;
+    nonce: string | null;
+    /** ISO 8601 UTC: issue time + 60 s. */
+    expiresAt: string;
+  };
+};
+
+export type AuthorizationCodeRedeemed = {
+  type: 'AuthorizationCodeRedeemed';
+  data: { codeHash: string; familyId: string; clientId: string };
+};
+
+/** A redeemed code was presented again; `clientId` is the client that presented it. */
+export type AuthorizationCodeReplayed = {
+  type: 'AuthorizationCodeReplayed';
+  data: { codeHash: string; familyId: string; clientId: string };
+};
+
+export type TokenFamilyStarted = {
+  type: 'TokenFamilyStarted';
+  data: GrantFacts & {
+    familyId: string;
+    codeHash: string;
+    /** The first refresh token's hash; null when offline_access was not granted. */
+    refreshTokenHash: string | null;
+    /** ISO 8601 UTC: no refresh token of the family is accepted after this. */
+    expiresAt: string;
+  };
+};
+
+export type RefreshTokenRotated = {
+  type: 'RefreshTokenRotated';
+  data: { familyId: string; spentTokenHash: string; newTokenHash: string };
+};
+
+export type TokenFamilyRevoked = {
+  type: 'TokenFamilyRevoked';
+  data: { familyId: string; reason: TokenFamilyRevocationReason };
+};
+
+export type OAuthClientEvent = OAuthClientRegistered | OAuthClientDeleted;
+export type AuthorizationCodeEvent = AuthorizationCodeIssued | AuthorizationCodeRedeemed | AuthorizationCodeReplayed;
+export type TokenFamilyEvent = TokenFamilyStarted | RefreshTokenRotated | TokenFamilyRevoked;
+export type OAuthEvent = OAuthClientEvent | AuthorizationCodeEvent | TokenFamilyEvent;
+export type OAuthEventType = OAuthEvent['type'];
+
+export const oauthStreams = {
+  clients: (orgId: number) => `oauth-clients-${orgId}`,
+  authorizationCode: (codeHash: string) => `authorization-code-${codeHash}`,
+  tokenFamily: (familyId: string) => `token-family-${familyId}`,
+} as const;
+
+// ---- JSON Schemas --------------------------------------------------------------------------
+
+const hash = { type: 'string', pattern: SHA256_HEX_PATTERN } as const;
+const familyId = { type: 'string', pattern: FAMILY_ID_PATTERN } as const;
+const clientId = { type: 'string', pattern: CLIENT_ID_PATTERN } as const;
+const orgId = { type: 'integer', minimum: 1 } as const;
+const userId = { type: 'integer', minimum: 1 } as const;
+const instant = { type: 'string', format: 'date-time' } as const;
+// Registration validates the form (redirect-uri.ts); the schema bounds size and forbids fragments.
+const uri = { type: 'string', minLength: 1, maxLength: 2000, pattern: '^[^#\\s]+$' } as const;
+const scopes = { type: 'array', items: { enum: [...OAUTH_SCOPES] }, uniqueItems: true } as const;
+const amr = { type: 'array', items: { enum: [...AMR_VALUES] }, minItems: 1, uniqueItems: true } as const;
+
+const grantProperties = {
+  clientId,
+  orgId,
+  userId,
+  scopes: { ...scopes, minItems: 1 },
+  authTime: instant,
+  amr,
+  sid: { type: 'string', pattern: SESSION_ID_PATTERN },
+} as const;
+const grantRequired = ['clientId', 'orgId', 'userId', 'scopes', 'authTime', 'amr', 'sid'] as const;
+
+function object(properties: Record<string, unknown>, required: readonly string[] = Object.keys(properties)) {
+  return { type: 'object', additionalProperties: false, required: [...required], properties } as const;
+}
+
+export interface EventSchema {
+  /** Version of the data shape; bumped (with an upcaster) when the shape changes. */
+  readonly version: number;
+  readonly schema: Readonly<Record<string, unknown>>;
+}
+
+export const OAUTH_EVENT_SCHEMAS: Readonly<Record<OAuthEventType, EventSchema>> = {
+  OAuthClientRegistered: {
+    version: 1,
+    schema: object({
+      clientId,
+      orgId,
+      name: { type: 'string', minLength: 1, maxLength: 100 },
+      clientType: { enum: ['public', 'confidential'] },
+      secretHash: { anyOf: [hash, { type: 'null' }] },
+      redirectUris: { type: 'array', items: uri, minItems: 1, maxItems: 20, uniqueItems: true },
+      postLogoutRedirectUris: { type: 'array', items: uri, maxItems: 20, uniqueItems: true },
+      allowedScopes: { ...scopes, minItems: 1 },
+    }),
+  },
+  OAuthClientDeleted: { version: 1, schema: object({ clientId, orgId }) },
+  AuthorizationCodeIssued: {
+    version: 1,
+    schema: object(
+      {
+        ...grantProperties,
+        codeHash: hash,
+        familyId,
+        redirectUri: uri,
+        codeChallenge: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
+        nonce: { anyOf: [{ type: 'string', minLength: 1, maxLength: 512 }, { type: 'null' }] },
+        expiresAt: instant,
+      },
+      [...grantRequired, 'codeHash', 'familyId', 'redirectUri', 'codeChallenge', 'nonce', 'expiresAt'],
+    ),
+  },
+  AuthorizationCodeRedeemed: { version: 1, schema: object({ codeHash: hash, familyId, clientId }) },
+  AuthorizationCodeReplayed: { version: 1, schema: object({ codeHash: hash, familyId, clientId }) },
+  TokenFamilyStarted: {
+    version: 1,
+    schema: object(
+      {
+        ...grantProperties,
+        familyId,
+        codeHash: hash,
+        refreshTokenHash: { anyOf: [hash, { type: 'null' }] },
+        expiresAt: instant,
+      },
+      [...grantRequired, 'familyId', 'codeHash', 'refreshTokenHash', 'expiresAt'],
+    ),
+  },
+  RefreshTokenRotated: { version: 1, schema: object({ familyId, spentTokenHash: hash, newTokenHash: hash }) },
+  TokenFamilyRevoked: { version: 1, schema: object({ familyId, reason: { enum: [...TOKEN_FAMILY_REVOCATION_REASONS] } }) },
+};
+
+export function isOAuthEventType(type: string): type is OAuthEventType {
+  return Object.hasOwn(OAUTH_EVENT_SCHEMAS, type);
+}
+
+// ajv-formats is CommonJS; under NodeNext its default export arrives as the module object.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+const ajv = addFormats(new Ajv({ allErrors: true, strict: true }));
+const validators = new Map<string, ValidateFunction>();
+
+/** ajv's messages for an OAuth event's data, or an empty list when it is valid. */
+export function oauthEventErrors(event: { readonly type: string; readonly data: unknown }): string[] {
+  if (!isOAuthEventType(event.type)) return [`unknown OAuth event type ${event.type}`];
+  let validate = validators.get(event.type);
+  if (!validate) {
+    validate = ajv.compile(OAUTH_EVENT_SCHEMAS[event.type].schema);
+    validators.set(event.type, validate);
+  }
+  if (validate(event.data)) return [];
+  return (validate.errors ?? []).map((e) => `${event.type}${e.instancePath} ${e.message ?? 'is invalid'}`);
+}
+
+/** The schema version new OAuth events are written with (CommandHandler's `versionOf` until the catalogue has them). */
+export function oauthSchemaVersionOf(type: string): number {
+  if (!isOAuthEventType(type)) throw new Error(`unknown OAuth event type "${type}"`);
+  return OAUTH_EVENT_SCHEMAS[type].version;
+}

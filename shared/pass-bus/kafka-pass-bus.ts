@@ -1,0 +1,329 @@
+// The Kafka adapter of the pass bus (kafkajs). Selected by KAFKA_BROKERS.
+//
+// * Producer: idempotent (acks from all in-sync replicas, broker-side dedupe of retried batches),
+//   Java-compatible partitioner, so a pass id always lands on the same partition whichever client wrote it.
+// * Consumers: manual commits. A batch's offsets are committed only after the handler resolved;
+//   a failing handler is retried in place with back-off (heartbeating, so the member keeps its
+//   partitions) until it succeeds or the partition is taken away, never skipped.
+// * Topics are created at start with the configured partition count (auto-creation is off on the
+//   CI broker so that a misspelt topic fails loudly).
+import kafkajs, { type Admin, type Consumer, type EachBatchPayload, type KafkaMessage, type LogEntry, type Producer } from 'kafkajs';
+import type { Logger } from '../logger.js';
+import {
+  BusClosedError,
+  DOOR_EVENTS_TOPIC,
+  HEADERS,
+  PASS_EVENTS_TOPIC,
+  type BusConsumer,
+  type BusMessage,
+  type ConsumeOptions,
+  type DeliveredMessage,
+  type PassBus,
+} from './pass-bus.js';
+
+const { Kafka, Partitioners, logLevel } = kafkajs;
+type KafkaClient = InstanceType<typeof Kafka>;
+
+export interface KafkaPassBusOptions {
+  readonly brokers: readonly string[];
+  /** Partitions of guestpass.pass-events (KAFKA_PASS_TOPIC_PARTITIONS). */
+  readonly passTopicPartitions: number;
+  /** Partitions of guestpass.door-events (default: the same). */
+  readonly doorTopicPartitions?: number;
+  readonly clientId?: string;
+  readonly logger?: Logger;
+  /** Milliseconds a fetch waits for data when caught up; also bounds how fast stop() returns. */
+  readonly maxWaitTimeMs?: number;
+  /**
+   * Appended to every topic name on the broker (`guestpass.pass-events` + suffix), so that
+   * several environments or test runs can share one cluster. Handlers still see the plain names.
+   */
+  readonly topicSuffix?: string;
+}
+
+export class KafkaPassBus implements PassBus {
+  readonly kind = 'kafka' as const;
+  private readonly kafka: KafkaClient;
+  private producer: Promise<Producer> | null = null;
+  private readonly consumers = new Set<KafkaMember>();
+  private closed = false;
+
+  constructor(private readonly options: KafkaPassBusOptions) {
+    if (options.brokers.length === 0) throw new Error('KafkaPassBus needs at least one broker');
+    const logger = options.logger?.child({ component: 'kafkajs' });
+    this.kafka = new Kafka({
+      clientId: options.clientId ?? 'guestpass',
+      brokers: [...options.brokers],
+      connectionTimeout: 3000,
+      requestTimeout: 30_000,
+      retry: { initialRetryTime: 200, maxRetryTime: 5000, retries: 8 },
+      logLevel: logLevel.WARN,
+      logCreator: () => (entry: LogEntry) => logKafka(logger, entry),
+    });
+  }
+
+  /** The topic's name on the broker. */
+  physical(topic: string): string {
+    return topic + (this.options.topicSuffix ?? '');
+  }
+
+  async ensureTopics(): Promise<void> {
+    // Right after a topic is created (here or by another process) its metadata can briefly
+    // answer UNKNOWN_TOPIC_OR_PARTITION: retry the whole step a few times before giving up.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.ensureTopicsOnce();
+      } catch (error) {
+        if (attempt >= 10 || (error as { retriable?: boolean }).retriable === false) throw error;
+        await sleep(100 * attempt);
+      }
+    }
+  }
+
+  private async ensureTopicsOnce(): Promise<void> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const wanted = [
+        { topic: this.physical(PASS_EVENTS_TOPIC), numPartitions: this.options.passTopicPartitions },
+        { topic: this.physical(DOOR_EVENTS_TOPIC), numPartitions: this.options.doorTopicPartitions ?? this.options.passTopicPartitions },
+      ];
+      const existing = new Set(await admin.listTopics());
+      const missing = wanted.filter((t) => !existing.has(t.topic));
+      if (missing.length > 0) {
+        try {
+          await admin.createTopics({ topics: missing, waitForLeaders: true });
+        } catch (error) {
+          // Another process created it between list and create: fine.
+          if (!/already exists/i.test(String((error as Error).message))) throw error;
+        }
+      }
+      await this.warnOnPartitionMismatch(admin, wanted);
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /** Deletes this bus's topics (test clean-up; never called by the services). */
+  async deleteTopics(): Promise<void> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      await admin.deleteTopics({ topics: [this.physical(PASS_EVENTS_TOPIC), this.physical(DOOR_EVENTS_TOPIC)], timeout: 10_000 });
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  async publish(topic: string, messages: readonly BusMessage[]): Promise<void> {
+    if (this.closed) throw new BusClosedError();
+    if (messages.length === 0) return;
+    const producer = await this.connectedProducer();
+    try {
+      await producer.send({
+        topic: this.physical(topic),
+        acks: -1,
+        messages: messages.map((m) => ({
+          key: m.key,
+          value: m.value,
+          headers: { [HEADERS.id]: m.id, [HEADERS.type]: m.type, [HEADERS.contentType]: 'application/json' },
+        })),
+      });
+    } catch (error) {
+      // A producer whose retries ran out may hold a broken idempotence state (after a broker
+      // restart, for one): start afresh on the next publish. The caller retries the batch.
+      if (this.producer) {
+        const broken = this.producer;
+        this.producer = null;
+        void broken.then((p) => p.disconnect()).catch(() => undefined);
+      }
+      throw error;
+    }
+  }
+
+  async consume(options: ConsumeOptions): Promise<BusConsumer> {
+    if (this.closed) throw new BusClosedError();
+    const consumer = this.kafka.consumer({
+      groupId: options.groupId,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3000,
+      maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 500,
+      allowAutoTopicCreation: false,
+      retry: { initialRetryTime: 250, maxRetryTime: 5000, retries: 10, restartOnFailure: async () => !this.closed },
+    });
+    const member = new KafkaMember(consumer, options, this.physical(options.topic), this.options.logger, () => this.consumers.delete(member));
+    this.consumers.add(member);
+    try {
+      await member.start();
+    } catch (error) {
+      this.consumers.delete(member);
+      await consumer.disconnect().catch(() => undefined);
+      throw error;
+    }
+    return member;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.consumers].map((c) => c.stop()));
+    const producer = this.producer;
+    this.producer = null;
+    if (producer) await producer.then((p) => p.disconnect()).catch(() => undefined);
+  }
+
+  private connectedProducer(): Promise<Producer> {
+    if (!this.producer) {
+      const producer = this.kafka.producer({
+        idempotent: true,
+        // kafkajs keeps ordering with idempotence only with one request in flight per broker.
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        createPartitioner: Partitioners.DefaultPartitioner,
+      });
+      const connecting = producer.connect().then(() => producer);
+      connecting.catch(() => {
+        if (this.producer === connecting) this.producer = null;
+      });
+      this.producer = connecting;
+    }
+    return this.producer;
+  }
+
+  private async warnOnPartitionMismatch(admin: Admin, wanted: ReadonlyArray<{ topic: string; numPartitions: number }>) {
+    const { topics } = await admin.fetchTopicMetadata({ topics: wanted.map((t) => t.topic) });
+    for (const t of topics) {
+      const want = wanted.find((w) => w.topic === t.name)?.numPartitions ?? 0;
+      // Never add partitions here: it would move keys to other partitions and break per-pass order
+      // for events still in flight. An operator does it deliberately, with the consumers drained.
+      if (t.partitions.length !== want) {
+        this.options.logger?.warn(
+          { topic: t.name, partitions: t.partitions.length, configured: want },
+          'topic exists with another partition count than configured; leaving it unchanged',
+        );
+      }
+    }
+  }
+}
+
+class KafkaMember implements BusConsumer {
+  private stopping = false;
+  private stopped: Promise<void> | null = null;
+
+  constructor(
+    private readonly consumer: Consumer,
+    private readonly options: ConsumeOptions,
+    private readonly physicalTopic: string,
+    private readonly logger: Logger | undefined,
+    private readonly onStopped: () => void,
+  ) {}
+
+  async start(): Promise<void> {
+    const { CRASH } = this.consumer.events;
+    this.consumer.on(CRASH, (event) => {
+      const error = event.payload.error;
+      this.logger?.warn({ err: error, groupId: this.options.groupId, restart: event.payload.restart }, 'kafka consumer crashed');
+      this.options.onError?.(error);
+    });
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topic: this.physicalTopic, fromBeginning: true });
+    await this.consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.options.concurrency ?? 1,
+      eachBatch: (payload) => this.eachBatch(payload),
+    });
+  }
+
+  stop(): Promise<void> {
+    this.stopping = true;
+    this.stopped ??= this.consumer
+      .disconnect()
+      .catch((error) => this.logger?.warn({ err: error }, 'kafka consumer disconnect failed'))
+      .finally(this.onStopped);
+    return this.stopped;
+  }
+
+  private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const max = this.options.maxBatchSize ?? 500;
+    const active = () => !this.stopping && isRunning() && !isStale();
+    const control = { heartbeat, isActive: active };
+    for (let i = 0; i < batch.messages.length && active(); i += max) {
+      const chunk = batch.messages.slice(i, i + max).map((m) => toDelivered(this.options.topic, batch.partition, m));
+      if (!(await this.handleWithRetry(chunk, control))) return; // partition gone: the next owner redelivers
+      const last = chunk.at(-1)!.offset;
+      resolveOffset(last);
+      await this.consumer.commitOffsets([
+        { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() },
+      ]);
+      await heartbeat();
+    }
+  }
+
+  /** True once the handler succeeded; false when the member lost the partition or is stopping. */
+  private async handleWithRetry(chunk: DeliveredMessage[], control: { heartbeat(): Promise<void>; isActive(): boolean }) {
+    for (let failures = 0; ; failures++) {
+      if (failures > 0) {
+        const delay = Math.min(5000, 100 * 2 ** (failures - 1));
+        const until = Date.now() + delay;
+        while (Date.now() < until && control.isActive()) {
+          await sleep(Math.min(250, until - Date.now()));
+          await control.heartbeat().catch(() => undefined);
+        }
+      }
+      if (!control.isActive()) return false;
+      try {
+        await this.options.onMessages(chunk, control);
+        return true;
+      } catch (error) {
+        this.options.onError?.(error);
+        this.logger?.warn(
+          { err: error, topic: chunk[0]!.topic, partition: chunk[0]!.partition, offset: chunk[0]!.offset, failures: failures + 1 },
+          'pass bus handler failed; retrying the batch',
+        );
+      }
+    }
+  }
+}
+
+function toDelivered(topic: string, partition: number, m: KafkaMessage): DeliveredMessage {
+  return {
+    topic,
+    partition,
+    offset: m.offset,
+    timestamp: Number(m.timestamp),
+    key: m.key?.toString('utf8') ?? '',
+    id: header(m, HEADERS.id),
+    type: header(m, HEADERS.type),
+    value: m.value?.toString('utf8') ?? '',
+  };
+}
+
+function header(m: KafkaMessage, name: string): string {
+  const value = m.headers?.[name];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined ? '' : first.toString();
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+}
+
+function logKafka(logger: Logger | undefined, entry: LogEntry): void {
+  if (!logger) return;
+  const { message, ...extra } = entry.log;
+  const fields = { ...extra, namespace: entry.namespace };
+  switch (entry.level) {
+    case logLevel.ERROR:
+      logger.error(fields, message);
+      break;
+    case logLevel.WARN:
+      logger.warn(fields, message);
+      break;
+    case logLevel.INFO:
+      logger.info(fields, message);
+      break;
+    default:
+      logger.debug(fields, message);
+  }
+}

@@ -1,0 +1,106 @@
+import { expect } from 'chai';
+import {
+  applyUpcasters,
+  EVENT_TYPES,
+  eventSchemas,
+  schemaVersionOf,
+  upcast,
+  validateEvent,
+} from '../../shared/domain/event-schemas.js';
+import type { DomainEventType } from '../../shared/domain/events.js';
+import { passData, sampleEvents } from '../support/domain-fixtures.js';
+
+/** For each type, a change that must be refused beyond an extra field. */
+const breakages: { readonly [T in DomainEventType]: (data: Record<string, unknown>) => void } = {
+  OrganizationCreated: (d) => void (d.inviteAllowance = -1),
+  OrganizationInviteAllowanceChanged: (d) => void (d.inviteAllowance = '10'),
+  FacilityAdded: (d) => void (d.name = ''),
+  FacilitySuspended: (d) => void delete d.orgId,
+  FacilityResumed: (d) => void (d.facilityId = 0),
+  FacilityDeactivated: (d) => void (d.facilityId = 1.5),
+  UserAdded: (d) => void (d.passwordHash = 'correct horse battery staple'),
+  RoleGranted: (d) => void (d.role = 'owner'),
+  RoleRevoked: (d) => void delete d.role,
+  UserInviteAllowanceChanged: (d) => void (d.inviteAllowance = 2.5),
+  ApiKeyCreated: (d) => void (d.keyHash = 'svc_sk_the-key-itself'),
+  ApiKeyRevoked: (d) => void (d.keyId = 'has space'),
+  PassCreated: (d) => void (d.arrivalDate = '2026-02-30'),
+  PassRevoked: (d) => void (d.publicId = 'pass_1'),
+};
+
+const clone = <T>(value: T): T => structuredClone(value);
+
+describe('event schemas', () => {
+  it('cover every event type of the catalogue', () => {
+    expect([...EVENT_TYPES].sort()).to.deep.equal(Object.keys(sampleEvents).sort());
+  });
+
+  for (const type of Object.keys(sampleEvents) as DomainEventType[]) {
+    describe(type, () => {
+      const sample = sampleEvents[type];
+
+      it('accepts a good sample at the current version', () => {
+        expect(() => validateEvent(type, schemaVersionOf(type), sample.data)).not.to.throw();
+      });
+
+      it('refuses an unknown field', () => {
+        const data = { ...clone(sample.data), extra: 1 };
+        expect(() => validateEvent(type, 1, data)).to.throw(Error, new RegExp(`invalid ${type} event data`));
+      });
+
+      it('refuses a broken field', () => {
+        const data = clone(sample.data) as Record<string, unknown>;
+        breakages[type](data);
+        expect(() => validateEvent(type, 1, data)).to.throw(Error, type);
+      });
+
+      it('refuses data that is not an object', () => {
+        expect(() => validateEvent(type, 1, null)).to.throw(Error);
+        expect(() => validateEvent(type, 1, [])).to.throw(Error);
+      });
+    });
+  }
+
+  it('refuses guest details in clear beside the sealed box', () => {
+    const data = { ...passData(1), firstName: 'Ada' };
+    expect(() => validateEvent('PassCreated', 1, data)).to.throw(Error, /additional properties/);
+    const sealed = { ...passData(1), guest: { ...passData(1).guest, email: 'ada@example.com' } };
+    expect(() => validateEvent('PassCreated', 1, sealed)).to.throw(Error, /guest/);
+  });
+
+  it('names every problem in the error', () => {
+    const data = { ...clone(sampleEvents.OrganizationCreated.data), name: '', inviteAllowance: -1 };
+    expect(() => validateEvent('OrganizationCreated', 1, data)).to.throw(Error, /\/name.*\/inviteAllowance|\/inviteAllowance.*\/name/);
+  });
+
+  it('refuses unknown types and unknown versions', () => {
+    expect(() => validateEvent('NoSuchEvent', 1, {})).to.throw(Error, /unknown event type "NoSuchEvent"/);
+    expect(() => schemaVersionOf('NoSuchEvent')).to.throw(Error, /unknown event type/);
+    expect(() => validateEvent('FacilitySuspended', 99, sampleEvents.FacilitySuspended.data)).to.throw(Error, /no schema version 99/);
+    expect(() => validateEvent('constructor', 1, {})).to.throw(Error, /unknown event type/);
+  });
+
+  describe('upcast', () => {
+    it('is the identity at the current version', () => {
+      const data = sampleEvents.PassRevoked.data;
+      expect(upcast('PassRevoked', 1, data)).to.deep.equal({ schemaVersion: 1, data });
+      expect(eventSchemas.upcast('PassRevoked', 1, data).data).to.equal(data);
+    });
+
+    it('refuses versions newer than this build and unknown types', () => {
+      expect(() => upcast('PassRevoked', 2, {})).to.throw(Error, /newer than this build/);
+      expect(() => upcast('PassRevoked', 0, {})).to.throw(Error, /invalid schema version/);
+      expect(() => upcast('NoSuchEvent', 1, {})).to.throw(Error, /unknown event type/);
+    });
+
+    it('chains upcasters one version at a time', () => {
+      const upcasters = {
+        1: (d: unknown) => ({ ...(d as object), v2: true }),
+        2: (d: unknown) => ({ ...(d as object), v3: true }),
+      };
+      expect(applyUpcasters('T', upcasters, 1, 3, { a: 1 })).to.deep.equal({ a: 1, v2: true, v3: true });
+      expect(applyUpcasters('T', upcasters, 2, 3, { a: 1 })).to.deep.equal({ a: 1, v3: true });
+      expect(() => applyUpcasters('T', upcasters, 1, 4, {})).to.throw(Error, /no upcaster from schema version 3/);
+    });
+  });
+});

@@ -1,0 +1,75 @@
+// The PostgreSQL id allocator and subject key store (migration 002).
+import { expect } from 'chai';
+import { createKnex, type Knex } from '../../shared/db/knex.js';
+import { migrateToLatest } from '../../shared/db/migrate.js';
+import { PostgresIdAllocator } from '../../shared/domain/postgres-id-allocator.js';
+import { PostgresSubjectKeyStore } from '../../shared/crypto/postgres-subject-key-store.js';
+import { open, seal } from '../../shared/crypto/sealed-box.js';
+import { freshDatabase } from '../support/database.js';
+
+describe('PostgreSQL id allocator and subject key store', function () {
+  this.timeout(60_000);
+  let knex: Knex;
+
+  before(async () => {
+    knex = createKnex(await freshDatabase('adapters'));
+    await migrateToLatest(knex);
+  });
+
+  after(async () => knex?.destroy());
+
+  describe('id allocator', () => {
+    it('hands out ascending ids per kind, starting at 1', async () => {
+      const ids = new PostgresIdAllocator(knex);
+      expect(await ids.next('organization')).to.deep.equal([1]);
+      expect(await ids.next('organization', 3)).to.deep.equal([2, 3, 4]);
+      expect(await ids.next('facility', 2)).to.deep.equal([1, 2]);
+    });
+
+    it('never hands out an id twice under concurrency, across allocators', async () => {
+      const [a, b] = [new PostgresIdAllocator(knex), new PostgresIdAllocator(knex)];
+      const batches = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).next('pass', 10)));
+      const all = batches.flat();
+      expect(all).to.have.length(400);
+      expect(new Set(all).size).to.equal(400);
+      for (const batch of batches) expect([...batch].sort((x, y) => x - y)).to.deep.equal(batch);
+    });
+
+    it('refuses a count outside 1..1000', async () => {
+      const ids = new PostgresIdAllocator(knex);
+      for (const count of [0, -1, 1.5, 1001]) {
+        let error: unknown;
+        await ids.next('user', count).catch((e: unknown) => (error = e));
+        expect(error, `count ${count}`).to.be.instanceOf(RangeError);
+      }
+    });
+  });
+
+  describe('subject key store', () => {
+    it('creates 256-bit keys and finds them by key id', async () => {
+      const keys = new PostgresSubjectKeyStore(knex);
+      const a = await keys.create('batch-a');
+      const b = await keys.create('batch-b');
+      expect(a.key).to.have.length(32);
+      expect(a.keyId).not.to.equal(b.keyId);
+      const found = await keys.getMany([a.keyId, b.keyId, a.keyId, 'unknown']);
+      expect([...found.keys()].sort()).to.deep.equal([a.keyId, b.keyId].sort());
+      expect(found.get(a.keyId)!.equals(a.key)).to.equal(true);
+      expect((await keys.getMany([])).size).to.equal(0);
+    });
+
+    it('destroys every key of a subject and only those', async () => {
+      const keys = new PostgresSubjectKeyStore(knex);
+      const first = await keys.create('guest-1');
+      const second = await keys.create('guest-1');
+      const other = await keys.create('guest-2');
+      const sealed = seal(first, { email: 'ada@example.com' });
+      expect(open(((await keys.getMany([first.keyId])).get(first.keyId))!, sealed)).to.deep.equal({ email: 'ada@example.com' });
+
+      await keys.destroy('guest-1');
+      const found = await keys.getMany([first.keyId, second.keyId, other.keyId]);
+      expect([...found.keys()]).to.deep.equal([other.keyId]);
+      await keys.destroy('guest-1'); // idempotent
+    });
+  });
+});

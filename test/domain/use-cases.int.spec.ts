@@ -1,0 +1,175 @@
+// The administrative use cases (organizations, facilities, users, API keys) against the
+// PostgreSQL event store: what they return, what they record, and what they refuse.
+import { expect } from 'chai';
+import { createHash, randomUUID } from 'node:crypto';
+import { createKnex, type Knex } from '../../shared/db/knex.js';
+import { migrateToLatest } from '../../shared/db/migrate.js';
+import { CommandHandler, type CommandContext } from '../../shared/event-store/command-handler.js';
+import type { EventStore, Position } from '../../shared/event-store/event-store.js';
+import { createPostgresEventStore } from '../../shared/event-store/postgres-event-store.js';
+import { ValidatingEventStore } from '../../shared/event-store/validating-event-store.js';
+import { eventSchemas } from '../../shared/domain/event-schemas.js';
+import { streams, type ApiKeyCreated, type UserAdded } from '../../shared/domain/events.js';
+import { PostgresIdAllocator } from '../../shared/domain/postgres-id-allocator.js';
+import { PostgresSubjectKeyStore } from '../../shared/crypto/postgres-subject-key-store.js';
+import { verifyPassword } from '../../shared/crypto/password-hash.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../shared/errors.js';
+import type { CommandDeps } from '../../command-service/command-deps.js';
+import { createOrganization } from '../../command-service/organizations/create-organization.js';
+import { addFacility } from '../../command-service/facilities/add-facility.js';
+import { suspendFacility } from '../../command-service/facilities/suspend-facility.js';
+import { deactivateFacility } from '../../command-service/facilities/deactivate-facility.js';
+import { resumeFacility } from '../../command-service/facilities/resume-facility.js';
+import { addUser } from '../../command-service/users/add-user.js';
+import { createApiKey } from '../../command-service/api-keys/create-api-key.js';
+import { revokeApiKey } from '../../command-service/api-keys/revoke-api-key.js';
+import { freshDatabase } from '../support/database.js';
+
+const NOW = new Date('2026-03-10T08:00:00.000Z');
+const ctx = (): CommandContext => ({ correlationId: randomUUID(), actor: { kind: 'operator' }, now: NOW });
+
+async function rejection(work: Promise<unknown>): Promise<unknown> {
+  return work.then(() => null, (e: unknown) => e);
+}
+
+describe('administrative use cases', function () {
+  this.timeout(60_000);
+  let knex: Knex;
+  let store: EventStore;
+  let deps: CommandDeps;
+  const waited: Position[] = [];
+
+  before(async () => {
+    const url = await freshDatabase('use_cases');
+    knex = createKnex(url);
+    await migrateToLatest(knex);
+    store = new ValidatingEventStore(createPostgresEventStore(url, { maxConnections: 4 }), eventSchemas);
+    deps = {
+      store,
+      handler: new CommandHandler(store),
+      ids: new PostgresIdAllocator(knex),
+      subjectKeys: new PostgresSubjectKeyStore(knex),
+      db: knex,
+      watermark: { waitFor: async (position) => (waited.push(position), true), close: async () => undefined },
+      projectionWaitMs: 0,
+    };
+  });
+
+  after(async () => {
+    await store?.close();
+    await knex?.destroy();
+  });
+
+  async function organization(): Promise<number> {
+    return (await createOrganization(deps, { name: `Org ${randomUUID().slice(0, 8)}` }, ctx())).orgId;
+  }
+
+  it('waits for the read models after a write, at the write\'s position', async () => {
+    waited.length = 0;
+    const { orgId, position } = await createOrganization(deps, { name: 'Acme', inviteAllowance: 7 }, ctx());
+    expect(waited).to.deep.equal([position]);
+    const events = await store.readStream(streams.organization(orgId));
+    expect(events.map((e) => e.data)).to.deep.equal([{ orgId, name: 'Acme', inviteAllowance: 7 }]);
+  });
+
+  it('adds facilities only to existing organizations', async () => {
+    const orgId = await organization();
+    const { facilityId } = await addFacility(deps, { orgId, name: 'HQ', description: 'Front door' }, ctx());
+    expect(facilityId).to.be.a('number');
+    expect(await rejection(addFacility(deps, { orgId: 987654, name: 'HQ' }, ctx()))).to.be.instanceOf(NotFoundError);
+  });
+
+  it('reports whether a facility command changed anything, and refuses what deactivation forbids', async () => {
+    const orgId = await organization();
+    const { facilityId } = await addFacility(deps, { orgId, name: 'HQ' }, ctx());
+    expect((await suspendFacility(deps, { facilityId }, ctx())).changed).to.equal(true);
+    expect((await suspendFacility(deps, { facilityId }, ctx())).changed).to.equal(false);
+    expect((await deactivateFacility(deps, { facilityId, orgId }, ctx())).changed).to.equal(true);
+    expect(await rejection(resumeFacility(deps, { facilityId }, ctx()))).to.be.instanceOf(ConflictError);
+    expect(await rejection(suspendFacility(deps, { facilityId: 424242 }, ctx()))).to.be.instanceOf(NotFoundError);
+    expect(await rejection(suspendFacility(deps, { facilityId, orgId: orgId + 1 }, ctx()))).to.be.instanceOf(NotFoundError);
+  });
+
+  it('adds a user with roles, storing only a scrypt hash of the password', async () => {
+    const orgId = await organization();
+    const password = 'correct horse battery staple';
+    const { userId } = await addUser(
+      deps,
+      { orgId, email: 'Grace@Example.com', firstName: 'Grace', lastName: 'Hopper', password, roles: ['self_invite', 'admin'] },
+      ctx(),
+    );
+    const events = await store.readStream(streams.user(userId));
+    expect(events.map((e) => e.type)).to.deep.equal(['UserAdded', 'RoleGranted', 'RoleGranted']);
+    const added = events[0]!.data as UserAdded['data'];
+    expect(added.email).to.equal('grace@example.com');
+    expect(JSON.stringify(events.map((e) => e.data))).not.to.include(password);
+    expect(await verifyPassword(password, added.passwordHash!)).to.equal(true);
+  });
+
+  it('refuses a short password, an unknown role and an unknown organization', async () => {
+    const orgId = await organization();
+    const base = { orgId, email: 'a@example.com', firstName: 'A', lastName: 'B' };
+    expect(await rejection(addUser(deps, { ...base, password: 'short' }, ctx()))).to.be.instanceOf(ValidationError);
+    expect(await rejection(addUser(deps, { ...base, roles: ['owner'] }, ctx()))).to.be.instanceOf(ValidationError);
+    expect(await rejection(addUser(deps, { ...base, orgId: 99999 }, ctx()))).to.be.instanceOf(NotFoundError);
+  });
+
+  describe('API keys', () => {
+    let orgId: number;
+    let adminId: number;
+    let memberId: number;
+
+    before(async () => {
+      orgId = await organization();
+      adminId = (await addUser(deps, { orgId, email: 'admin@example.com', firstName: 'A', lastName: 'Admin', roles: ['admin'] }, ctx())).userId;
+      memberId = (await addUser(deps, { orgId, email: 'm@example.com', firstName: 'M', lastName: 'Member', roles: ['self_invite'] }, ctx())).userId;
+    });
+
+    it('returns the key once and records only its SHA-256', async () => {
+      const { keyId, apiKey } = await createApiKey(
+        deps,
+        { orgId, userId: adminId, scopes: ['org:passes:write', 'org:passes:read'], expiresAt: '2027-01-01', allowedIps: ['10.1.2.3/8'] },
+        ctx(),
+      );
+      expect(apiKey).to.match(/^svc_sk_[A-Za-z0-9_-]{43}$/);
+      expect(keyId).to.match(/^key_[0-9a-f]{24}$/);
+      const events = await store.readStream(streams.apiKey(keyId));
+      expect(JSON.stringify(events.map((e) => e.data))).not.to.include(apiKey.slice('svc_sk_'.length));
+      expect(events[0]!.data as ApiKeyCreated['data']).to.deep.equal({
+        keyId,
+        orgId,
+        userId: adminId,
+        keyHash: createHash('sha256').update(apiKey).digest('hex'),
+        scopes: ['org:passes:read', 'org:passes:write'],
+        expiresAt: '2027-01-01T00:00:00.000Z',
+        allowedIps: ['10.0.0.0/8'],
+      });
+    });
+
+    it('needs an admin of the organization', async () => {
+      const notAdmin = await rejection(createApiKey(deps, { orgId, userId: memberId, scopes: ['org:passes:read'] }, ctx()));
+      expect(notAdmin).to.be.instanceOf(ConflictError).with.property('message').that.matches(/not an admin/);
+      const otherOrg = await rejection(createApiKey(deps, { orgId: orgId + 1000, userId: adminId, scopes: ['org:passes:read'] }, ctx()));
+      expect(otherOrg).to.be.instanceOf(NotFoundError);
+    });
+
+    it('refuses bad scopes, a past expiry and a bad CIDR', async () => {
+      const attempt = (input: Partial<Parameters<typeof createApiKey>[1]>) =>
+        rejection(createApiKey(deps, { orgId, userId: adminId, scopes: ['org:passes:read'], ...input }, ctx()));
+      expect(await attempt({ scopes: [] })).to.be.instanceOf(ValidationError);
+      expect(await attempt({ scopes: ['admin'] })).to.be.instanceOf(ValidationError);
+      expect(await attempt({ expiresAt: '2026-03-01T00:00:00Z' })).to.be.instanceOf(ValidationError);
+      expect(await attempt({ expiresAt: 'next year' })).to.be.instanceOf(ValidationError);
+      expect(await attempt({ allowedIps: ['10.0.0.0/40'] })).to.be.instanceOf(ValidationError);
+    });
+
+    it('revokes once, then reports nothing changed; unknown keys are 404', async () => {
+      const { keyId } = await createApiKey(deps, { orgId, userId: adminId, scopes: ['org:passes:read'] }, ctx());
+      expect((await revokeApiKey(deps, { keyId }, ctx())).revoked).to.equal(true);
+      expect((await revokeApiKey(deps, { keyId }, ctx())).revoked).to.equal(false);
+      expect(await rejection(revokeApiKey(deps, { keyId: 'key_000000000000000000000000' }, ctx()))).to.be.instanceOf(NotFoundError);
+      expect(await rejection(revokeApiKey(deps, { keyId: 'no such/key' }, ctx()))).to.be.instanceOf(NotFoundError);
+      expect(await rejection(revokeApiKey(deps, { keyId, orgId: orgId + 1 }, ctx()))).to.be.instanceOf(NotFoundError);
+    });
+  });
+});

@@ -1,0 +1,168 @@
+import { expect } from 'chai';
+import { createKnex } from '../../shared/db/knex.js';
+import { migrateToLatest } from '../../shared/db/migrate.js';
+import type { Decider } from '../../shared/domain/decider.js';
+import { ConflictError } from '../../shared/errors.js';
+import { CommandHandler, type CommandContext } from '../../shared/event-store/command-handler.js';
+import type {
+  AppendResult,
+  EventStore,
+  ExpectedRevision,
+  NewEvent,
+  ReadStreamOptions,
+  RecordedEvent,
+} from '../../shared/event-store/event-store.js';
+import { createPostgresEventStore } from '../../shared/event-store/postgres-event-store.js';
+import { freshDatabase } from '../support/database.js';
+import { uniqueStream } from './contract.js';
+
+// A list that holds at most ten items: the invariant must hold however commands interleave.
+type AddItem = { type: 'AddItem'; item: string };
+type ItemAdded = { type: 'ItemAdded'; data: { item: string; index: number } };
+type ListState = { items: readonly string[] };
+const CAPACITY = 10;
+
+const listDecider: Decider<AddItem, ItemAdded, ListState> = {
+  initialState: () => ({ items: [] }),
+  evolve: (state, event) => ({ items: [...state.items, event.data.item] }),
+  decide: (command, state) => {
+    if (state.items.length >= CAPACITY) throw new ConflictError('the list is full');
+    return [{ type: 'ItemAdded', data: { item: command.item, index: state.items.length } }];
+  },
+};
+
+const context = (): CommandContext => ({
+  correlationId: 'test',
+  actor: { kind: 'system', name: 'command-handler-test' },
+  now: new Date(),
+});
+
+/** Delegates to a real store and records what the handler asked of it. */
+class RecordingStore implements EventStore {
+  readonly reads: Array<{ streamName: string; fromRevision: number | undefined }> = [];
+  appends = 0;
+  conflicts = 0;
+  /** Runs before the next append only: lets a test slip another process's write in between read and append. */
+  beforeNextAppend: (() => Promise<unknown>) | null = null;
+  constructor(private readonly inner: EventStore) {}
+  async appendToStream(streamName: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    this.appends++;
+    const before = this.beforeNextAppend;
+    this.beforeNextAppend = null;
+    if (before) await before();
+    try {
+      return await this.inner.appendToStream(streamName, events, expected);
+    } catch (error) {
+      this.conflicts++;
+      throw error;
+    }
+  }
+  readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+    this.reads.push({ streamName, fromRevision: options?.fromRevision });
+    return this.inner.readStream(streamName, options);
+  }
+  readAll = (...args: Parameters<EventStore['readAll']>) => this.inner.readAll(...args);
+  subscribeToAll = (...args: Parameters<EventStore['subscribeToAll']>) => this.inner.subscribeToAll(...args);
+  headPosition = () => this.inner.headPosition();
+  close = () => this.inner.close();
+}
+
+describe('command handler over the PostgreSQL event store', function () {
+  this.timeout(60_000);
+  let url = '';
+  const stores: EventStore[] = [];
+
+  before(async () => {
+    url = await freshDatabase('command_handler');
+    const knex = createKnex(url);
+    try {
+      await migrateToLatest(knex);
+    } finally {
+      await knex.destroy();
+    }
+  });
+
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((s) => s.close()));
+  });
+
+  /** A handler over its own pool: another process, as far as the database can tell. */
+  function process(): { handler: CommandHandler; store: RecordingStore } {
+    const store = new RecordingStore(createPostgresEventStore(url, { maxConnections: 4 }));
+    stores.push(store);
+    return { handler: new CommandHandler(store, 10_000, () => 1), store };
+  }
+
+  it('keeps the invariant under 20 concurrent commands from two processes: exactly 10 succeed', async () => {
+    const stream = uniqueStream('list');
+    const [one, two] = [process(), process()];
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 ? two : one).handler.handle(stream, listDecider, { type: 'AddItem', item: `item-${i}` }, context()),
+      ),
+    );
+    const succeeded = results.filter((r) => r.status === 'fulfilled');
+    const failed = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    expect(succeeded).to.have.length(CAPACITY);
+    expect(failed).to.have.length(20 - CAPACITY);
+    for (const reason of failed) expect(reason).to.be.instanceOf(ConflictError);
+
+    const stored = await one.store.readStream(stream);
+    expect(stored.map((e) => e.revision)).to.deep.equal([...Array(CAPACITY).keys()]);
+    // Each event was decided on the state actually stored before it.
+    expect(stored.map((e) => (e.data as ItemAdded['data']).index)).to.deep.equal([...Array(CAPACITY).keys()]);
+    expect(new Set(stored.map((e) => (e.data as ItemAdded['data']).item)).size).to.equal(CAPACITY);
+    // Both processes won some races: the expected revision, not luck, kept the invariant.
+    expect(one.store.conflicts + two.store.conflicts).to.be.greaterThan(0);
+  });
+
+  it('catches its cached state up with what another process appended, reading only the new events', async () => {
+    const stream = uniqueStream('list');
+    const [one, two] = [process(), process()];
+    await one.handler.handle(stream, listDecider, { type: 'AddItem', item: 'a' }, context());
+    await two.handler.handle(stream, listDecider, { type: 'AddItem', item: 'b' }, context());
+    await two.handler.handle(stream, listDecider, { type: 'AddItem', item: 'c' }, context());
+
+    one.store.reads.length = 0;
+    const result = await one.handler.handle(stream, listDecider, { type: 'AddItem', item: 'd' }, context());
+    expect(result.events).to.deep.equal([{ type: 'ItemAdded', data: { item: 'd', index: 3 } }]);
+    expect(result.nextExpectedRevision).to.equal(3);
+    expect(one.store.reads).to.deep.equal([{ streamName: stream, fromRevision: 1 }]); // not from 0
+    expect(one.store.conflicts).to.equal(0);
+
+    const { state, revision } = await one.handler.load(stream, listDecider);
+    expect(state.items).to.deep.equal(['a', 'b', 'c', 'd']);
+    expect(revision).to.equal(3);
+  });
+
+  it('after losing a race, decides again on the winner’s events without re-reading the whole stream', async () => {
+    const stream = uniqueStream('list');
+    const [one, two] = [process(), process()];
+    await one.handler.handle(stream, listDecider, { type: 'AddItem', item: 'a' }, context()); // one caches revision 0
+
+    // Between one's read and one's append, two appends: one's append loses and is decided again.
+    one.store.beforeNextAppend = () => two.handler.handle(stream, listDecider, { type: 'AddItem', item: 'b' }, context());
+    one.store.reads.length = 0;
+    const result = await one.handler.handle(stream, listDecider, { type: 'AddItem', item: 'c' }, context());
+    expect(one.store.conflicts).to.equal(1);
+    expect(result.events).to.deep.equal([{ type: 'ItemAdded', data: { item: 'c', index: 2 } }]);
+    expect(result.nextExpectedRevision).to.equal(2);
+    expect(one.store.reads.map((r) => r.fromRevision)).to.deep.equal([1, 1]);
+    expect((await one.store.readStream(stream)).map((e) => (e.data as ItemAdded['data']).item)).to.deep.equal(['a', 'b', 'c']);
+  });
+
+  it('does not share cached state between deciders folding the same stream', async () => {
+    const stream = uniqueStream('list');
+    const { handler } = process();
+    await handler.handle(stream, listDecider, { type: 'AddItem', item: 'a' }, context());
+    await handler.handle(stream, listDecider, { type: 'AddItem', item: 'b' }, context());
+    const counter = {
+      initialState: () => 0,
+      evolve: (count: number) => count + 1,
+    };
+    const counted = await handler.load<ItemAdded, number>(stream, counter);
+    expect(counted).to.deep.equal({ state: 2, revision: 1 });
+    const listed = await handler.load(stream, listDecider);
+    expect(listed.state.items).to.deep.equal(['a', 'b']);
+  });
+});

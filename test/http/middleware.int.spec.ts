@@ -1,0 +1,280 @@
+// The shared HTTP middleware over real HTTP, without a database: error shapes, headers, body
+// limits and media types, request ids.
+import { expect } from 'chai';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import Router from '@koa/router';
+import { pino } from 'pino';
+import { Writable } from 'node:stream';
+import {
+  ConflictError,
+  InsufficientScopeError,
+  InvalidTokenError,
+  NotFoundError,
+  QuotaExceededError,
+  RateLimitedError,
+  ValidationError,
+} from '../../shared/errors.js';
+import { REDACTED_PATHS } from '../../shared/logger.js';
+import { requestId } from '../../shared/http/request-id.js';
+import { requestLogger } from '../../shared/http/request-logger.js';
+import { errorMiddleware } from '../../shared/http/error-middleware.js';
+import { securityHeaders } from '../../shared/http/security-headers.js';
+import { notFound } from '../../shared/http/not-found.js';
+import { jsonBody } from '../../shared/http/json-body.js';
+import { validateQuery } from '../../shared/http/schema-validation.js';
+import type { HttpState } from '../../shared/http/http-state.js';
+
+describe('shared HTTP middleware', () => {
+  let server: http.Server;
+  let base: string;
+  const logLines: Array<Record<string, unknown>> = [];
+
+  before(async () => {
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    });
+    const logger = pino({ level: 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, sink);
+    const router = new Router<HttpState>();
+    router.get('/api/v1/throw/validation', () => {
+      throw new ValidationError('first_name is required', ['first_name is required']);
+    });
+    router.get('/api/v1/throw/not-found', () => {
+      throw new NotFoundError('facility not found');
+    });
+    router.get('/api/v1/throw/conflict', () => {
+      throw new ConflictError('facility is suspended');
+    });
+    router.get('/api/v1/throw/quota', () => {
+      throw new QuotaExceededError(10, 9, 2);
+    });
+    router.get('/api/v1/throw/token', () => {
+      throw new InvalidTokenError('some detail that must not reach the client');
+    });
+    router.get('/api/v1/throw/scope', () => {
+      throw new InsufficientScopeError('org:passes:write');
+    });
+    router.get('/api/v1/throw/rate', () => {
+      throw new RateLimitedError(42, 300, 60);
+    });
+    router.get('/api/v1/throw/bug', () => {
+      throw new TypeError('secret internal detail');
+    });
+    router.get('/api/v1/throw/koa', (ctx) => ctx.throw(400, 'bad thing'));
+    router.get('/api/v1/query', validateQuery({
+      type: 'object',
+      additionalProperties: false,
+      properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 30 }, q: { type: 'string' } },
+    }), (ctx) => {
+      ctx.body = ctx.state.query;
+    });
+    router.post('/api/v1/echo', jsonBody(), (ctx) => {
+      ctx.body = { received: ctx.request.body ?? null };
+    });
+    const app = new Koa<HttpState>();
+    app.use(requestId());
+    app.use(requestLogger(logger));
+    app.use(errorMiddleware());
+    app.use(securityHeaders());
+    app.use(notFound());
+    app.use(router.routes());
+    server = http.createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  after(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  async function get(path: string, headers: Record<string, string> = {}) {
+    const res = await fetch(base + path, { headers });
+    return { res, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  it('renders business errors as {success: false, error, code}', async () => {
+    const v = await get('/api/v1/throw/validation');
+    expect(v.res.status).to.equal(400);
+    expect(v.body).to.deep.equal({ success: false, error: 'first_name is required', code: 'validation_failed', details: ['first_name is required'] });
+    const n = await get('/api/v1/throw/not-found');
+    expect(n.res.status).to.equal(404);
+    expect(n.body).to.deep.equal({ success: false, error: 'facility not found', code: 'not_found' });
+    const c = await get('/api/v1/throw/conflict');
+    expect(c.res.status).to.equal(409);
+    expect(c.body).to.deep.equal({ success: false, error: 'facility is suspended', code: 'conflict' });
+  });
+
+  it('renders the quota error exactly as the spec says', async () => {
+    const { res, body } = await get('/api/v1/throw/quota');
+    expect(res.status).to.equal(402);
+    expect(body).to.deep.equal({
+      code: 'CAPACITY_EXCEEDED',
+      message: 'monthly guest invite allowance exceeded: 9 of 10 used, 2 requested',
+      dimension: 'guest_invites',
+      limit: 10,
+      current: 9,
+      requested: 2,
+    });
+  });
+
+  it('renders Bearer challenges, never leaking the detail of a 401', async () => {
+    const t = await get('/api/v1/throw/token');
+    expect(t.res.status).to.equal(401);
+    expect(t.body).to.deep.equal({ error: 'invalid_token' });
+    expect(t.res.headers.get('www-authenticate')).to.match(/^Bearer .*error="invalid_token"/);
+    const s = await get('/api/v1/throw/scope');
+    expect(s.res.status).to.equal(403);
+    expect(s.body).to.deep.equal({ error: 'insufficient_scope' });
+    expect(s.res.headers.get('www-authenticate')).to.match(/^Bearer .*error="insufficient_scope", scope="org:passes:write"$/);
+  });
+
+  it('renders 429 with every rate-limit header and retry_after', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const { res, body } = await get('/api/v1/throw/rate');
+    expect(res.status).to.equal(429);
+    expect(body).to.deep.equal({ error: 'temporarily_unavailable', retry_after: 42 });
+    expect(res.headers.get('retry-after')).to.equal('42');
+    expect(res.headers.get('ratelimit')).to.equal('limit=300, remaining=0, reset=42');
+    expect(res.headers.get('ratelimit-policy')).to.equal('300;w=60');
+    expect(res.headers.get('ratelimit-limit')).to.equal('300');
+    expect(res.headers.get('ratelimit-remaining')).to.equal('0');
+    expect(res.headers.get('ratelimit-reset')).to.equal('42');
+    expect(Number(res.headers.get('x-ratelimit-reset'))).to.be.within(before + 42, before + 44);
+  });
+
+  it('hides unexpected errors behind a 500 with no stack, and logs them with the request id', async () => {
+    const { res, body } = await get('/api/v1/throw/bug', { 'X-Request-Id': 'bug-hunt-1' });
+    expect(res.status).to.equal(500);
+    expect(body).to.deep.equal({ success: false, error: 'internal error', code: 'internal_error' });
+    const line = logLines.find((l) => l.reqId === 'bug-hunt-1' && l.msg === 'unhandled error');
+    expect(line, 'error log line').to.exist;
+    expect(JSON.stringify(line)).to.include('secret internal detail');
+  });
+
+  it('renders exposed Koa errors as business errors', async () => {
+    const { res, body } = await get('/api/v1/throw/koa');
+    expect(res.status).to.equal(400);
+    expect(body).to.deep.equal({ success: false, error: 'bad thing', code: 'bad_request' });
+  });
+
+  it('answers an unknown endpoint with a 404 business error', async () => {
+    const { res, body } = await get('/api/v1/nothing-here');
+    expect(res.status).to.equal(404);
+    expect(body).to.include({ success: false, code: 'not_found' });
+  });
+
+  it('sets the security headers and Cache-Control: no-store on every /api answer, errors included', async () => {
+    for (const path of ['/api/v1/throw/validation', '/api/v1/throw/token', '/api/v1/throw/bug', '/api/v1/nothing-here']) {
+      const { res } = await get(path);
+      expect(res.headers.get('cache-control'), path).to.equal('no-store');
+      expect(res.headers.get('x-content-type-options'), path).to.equal('nosniff');
+      expect(res.headers.get('referrer-policy'), path).to.equal('no-referrer');
+      expect(res.headers.get('x-frame-options'), path).to.equal('DENY');
+    }
+  });
+
+  it('keeps a sane incoming X-Request-Id and replaces anything else with a UUID', async () => {
+    const kept = await get('/api/v1/throw/not-found', { 'X-Request-Id': 'abc-123_x.y:z' });
+    expect(kept.res.headers.get('x-request-id')).to.equal('abc-123_x.y:z');
+    for (const bad of ['', ' spaced out', 'x'.repeat(200), '<script>', 'a\tb']) {
+      const { res } = await get('/api/v1/throw/not-found', bad ? { 'X-Request-Id': bad } : {});
+      expect(res.headers.get('x-request-id'), JSON.stringify(bad)).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    }
+  });
+
+  it('logs one line per request with the request id, and never a credential header or the query string', async () => {
+    const key = `svc_sk_${'z'.repeat(43)}`;
+    await get('/api/v1/throw/token?search=private%40example.com', { Authorization: `Bearer ${key}`, 'X-Request-Id': 'log-check-1' });
+    const lines = logLines.filter((l) => l.reqId === 'log-check-1');
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.include({ method: 'GET', path: '/api/v1/throw/token', status: 401 });
+    const text = JSON.stringify(logLines);
+    expect(text).not.to.include(key);
+    expect(text).not.to.include('private');
+  });
+
+  describe('JSON bodies', () => {
+    async function post(body: string | Buffer, contentType: string | null, extra: Record<string, string> = {}) {
+      const headers: Record<string, string> = { ...extra };
+      if (contentType) headers['Content-Type'] = contentType;
+      const res = await fetch(`${base}/api/v1/echo`, { method: 'POST', headers, body });
+      return { res, body: (await res.json()) as Record<string, unknown> };
+    }
+
+    it('parses a JSON object', async () => {
+      const { res, body } = await post('{"a":1}', 'application/json; charset=utf-8');
+      expect(res.status).to.equal(200);
+      expect(body).to.deep.equal({ received: { a: 1 } });
+    });
+
+    it('refuses malformed JSON with 400', async () => {
+      for (const text of ['{"a":', '{a:1}', '"just a string"', 'nul']) {
+        const { res, body } = await post(text, 'application/json');
+        expect(res.status, text).to.equal(400);
+        expect(body, text).to.include({ success: false, code: 'validation_failed' });
+      }
+    });
+
+    it('refuses other media types with 415', async () => {
+      for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', null]) {
+        const { res, body } = await post('a=1', type);
+        expect(res.status, String(type)).to.equal(415);
+        expect(body, String(type)).to.include({ success: false, code: 'unsupported_media_type' });
+      }
+    });
+
+    it('refuses bodies over 64 KiB with 413, declared or streamed', async () => {
+      const big = JSON.stringify({ notes: 'x'.repeat(70 * 1024) });
+      const declared = await post(big, 'application/json');
+      expect(declared.res.status).to.equal(413);
+      expect(declared.body).to.include({ success: false, code: 'payload_too_large' });
+      const streamed = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request(`${base}/api/v1/echo`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } }, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        });
+        req.on('error', reject);
+        req.end(big);
+      });
+      expect(streamed.status).to.equal(413);
+      expect(JSON.parse(streamed.body)).to.include({ code: 'payload_too_large' });
+    });
+
+    it('accepts a body of exactly 64 KiB', async () => {
+      const prefix = '{"n":"';
+      const text = prefix + 'x'.repeat(64 * 1024 - prefix.length - 2) + '"}';
+      expect(Buffer.byteLength(text)).to.equal(64 * 1024);
+      const { res } = await post(text, 'application/json');
+      expect(res.status).to.equal(200);
+    });
+  });
+
+  describe('query validation', () => {
+    it('converts plain integers and applies defaults', async () => {
+      expect((await get('/api/v1/query')).body).to.deep.equal({ limit: 30 });
+      expect((await get('/api/v1/query?limit=7&q=x')).body).to.deep.equal({ limit: 7, q: 'x' });
+    });
+
+    it('refuses bad numbers, repeats and unknown parameters with clear 400s', async () => {
+      for (const [query, message] of [
+        ['limit=0', "'limit' must be >= 1"],
+        ['limit=101', "'limit' must be <= 100"],
+        ['limit=abc', "'limit' must be integer"],
+        ['limit=1.5', "'limit' must be integer"],
+        ['limit=0x10', "'limit' must be integer"],
+        ['limit=', "'limit' must be integer"],
+        ['limit=1&limit=2', "query parameter 'limit' must be given once"],
+        ['bogus=1', "unknown parameter 'bogus'"],
+      ] as const) {
+        const { res, body } = await get(`/api/v1/query?${query}`);
+        expect(res.status, query).to.equal(400);
+        expect(body.error, query).to.include(message);
+      }
+    });
+  });
+});

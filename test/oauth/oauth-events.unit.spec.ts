@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { OAUTH_EVENT_SCHEMAS, isOAuthEventType, oauthEventErrors, oauthStreams, type OAuthEvent } from '../../shared/oauth/oauth-events.js';
+import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
+import { CHALLENGE, CONFIDENTIAL_CLIENT, FAMILY_ID, PUBLIC_CLIENT, grant } from './oauth-fixtures.js';
+
+const h = sha256Hex('x');
+const samples: OAuthEvent[] = [
+  {
+    type: 'OAuthClientRegistered',
+    data: {
+      clientId: CONFIDENTIAL_CLIENT.clientId,
+      orgId: 7,
+      name: 'Reception',
+      clientType: 'confidential',
+      secretHash: h,
+      redirectUris: ['https://a.example/cb'],
+      postLogoutRedirectUris: [],
+      allowedScopes: ['openid'],
+    },
+  },
+  { type: 'OAuthClientDeleted', data: { clientId: PUBLIC_CLIENT.clientId, orgId: 7 } },
+  {
+    type: 'AuthorizationCodeIssued',
+    data: { ...grant, codeHash: h, familyId: FAMILY_ID, redirectUri: 'https://a.example/cb', codeChallenge: CHALLENGE, nonce: null, expiresAt: '2025-06-01T10:01:00.000Z' },
+  },
+  { type: 'AuthorizationCodeRedeemed', data: { codeHash: h, familyId: FAMILY_ID, clientId: grant.clientId } },
+  { type: 'AuthorizationCodeReplayed', data: { codeHash: h, familyId: FAMILY_ID, clientId: grant.clientId } },
+  { type: 'TokenFamilyStarted', data: { ...grant, familyId: FAMILY_ID, codeHash: h, refreshTokenHash: h, expiresAt: '2025-07-01T10:00:00.000Z' } },
+  { type: 'RefreshTokenRotated', data: { familyId: FAMILY_ID, spentTokenHash: h, newTokenHash: sha256Hex('y') } },
+  { type: 'TokenFamilyRevoked', data: { familyId: FAMILY_ID, reason: 'refresh_token_replay' } },
+];
+
+describe('OAuth event schemas', () => {
+  it('has a versioned schema for every OAuth event type', () => {
+    expect(Object.keys(OAUTH_EVENT_SCHEMAS).sort()).to.deep.equal(samples.map((s) => s.type).sort());
+    for (const { version, schema } of Object.values(OAUTH_EVENT_SCHEMAS)) {
+      expect(version).to.equal(1);
+      expect(schema.additionalProperties).to.equal(false);
+    }
+    expect(isOAuthEventType('PassCreated')).to.equal(false);
+    expect(oauthEventErrors({ type: 'PassCreated', data: {} })).to.have.length(1);
+  });
+
+  for (const sample of samples) {
+    describe(sample.type, () => {
+      it('accepts a valid event', () => {
+        expect(oauthEventErrors(sample)).to.deep.equal([]);
+      });
+
+      it('refuses unknown properties', () => {
+        expect(oauthEventErrors({ type: sample.type, data: { ...sample.data, extra: 1 } })).to.not.deep.equal([]);
+      });
+
+      it('refuses a missing property', () => {
+        const [first] = Object.keys(sample.data);
+        const data: Record<string, unknown> = { ...sample.data };
+        delete data[first!];
+        expect(oauthEventErrors({ type: sample.type, data })).to.not.deep.equal([]);
+      });
+
+      it('refuses a raw credential where a hash belongs', () => {
+        for (const field of ['secretHash', 'codeHash', 'refreshTokenHash', 'spentTokenHash', 'newTokenHash']) {
+          if (!(field in sample.data)) continue;
+          const data = { ...sample.data, [field]: 'Zm9vYmFyYmF6cXV4LXNlY3JldC0yNTYtYml0cy12YWx1ZQ' };
+          expect(oauthEventErrors({ type: sample.type, data }), field).to.not.deep.equal([]);
+        }
+      });
+    });
+  }
+
+  it('refuses bad values', () => {
+    const code = samples[2]!;
+    const bad: Array<Record<string, unknown>> = [
+      { amr: [] },
+      { amr: ['magic'] },
+      { scopes: ['admin'] },
+      { scopes: [] },
+      { userId: 0 },
+      { authTime: 'yesterday' },
+      { redirectUri: 'https://a.example/cb#frag' },
+      { codeChallenge: 'short' },
+      { familyId: 'FAMILY' },
+      { sid: 'a b' },
+    ];
+    for (const patch of bad) expect(oauthEventErrors({ type: code.type, data: { ...code.data, ...patch } }), JSON.stringify(patch)).to.not.deep.equal([]);
+    expect(oauthEventErrors({ type: 'TokenFamilyRevoked', data: { familyId: FAMILY_ID, reason: 'because' } })).to.not.deep.equal([]);
+    expect(oauthEventErrors({ type: 'OAuthClientRegistered', data: { ...samples[0]!.data, clientType: 'native' } })).to.not.deep.equal([]);
+  });
+
+  it('names one stream per consistency boundary', () => {
+    expect(oauthStreams.clients(7)).to.equal('oauth-clients-7');
+    expect(oauthStreams.authorizationCode(h)).to.equal(`authorization-code-${h}`);
+    expect(oauthStreams.tokenFamily(FAMILY_ID)).to.equal(`token-family-${FAMILY_ID}`);
+  });
+});

@@ -1,0 +1,161 @@
+// API key authentication on every organization endpoint: both ways of sending a key, and the one
+// indistinguishable 401 for missing, malformed, unknown, revoked, expired and IP-restricted keys.
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { REDACTED_PATHS } from '../../shared/logger.js';
+import { startStack, passBody, type Stack, type Tenant, type ApiResponse } from '../support/stack.js';
+import { bearerErrorSchema } from '../../shared/http/api-schemas.js';
+import { expectShape } from './response-shapes.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A well-formed key no one was ever given. */
+const unknownKey = () => `svc_sk_${randomBytes(32).toString('base64url')}`;
+
+describe('organization API: API key authentication', function () {
+  this.timeout(60_000);
+  let stack: Stack;
+  let tenant: Tenant;
+  let passId: string;
+
+  before(async () => {
+    stack = await startStack({ label: 'org_auth' });
+    tenant = await stack.seed.tenant();
+    const res = await stack.request('POST', '/api/v1/org/passes', { apiKey: tenant.apiKey, json: passBody(tenant.facilityId) });
+    passId = res.body.public_id as string;
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  const endpoints = () =>
+    [
+      ['GET', '/api/v1/org/passes', undefined],
+      ['POST', '/api/v1/org/passes', passBody(tenant.facilityId)],
+      ['DELETE', `/api/v1/org/passes/${passId}`, undefined],
+      ['GET', '/api/v1/org/facilities', undefined],
+    ] as const;
+
+  async function call(method: string, path: string, json: unknown, headers: Record<string, string>): Promise<ApiResponse> {
+    return stack.request(method, path, { headers, ...(json === undefined ? {} : { json }) });
+  }
+
+  function expectInvalidToken(res: ApiResponse, what: string): void {
+    expect(res.status, what).to.equal(401);
+    expectShape(res.body, bearerErrorSchema, what);
+    expect(res.text, what).to.equal('{"error":"invalid_token"}');
+    expect(res.headers.get('www-authenticate'), what).to.equal('Bearer realm="guestpass", error="invalid_token"');
+    expect(res.headers.get('cache-control'), what).to.equal('no-store');
+  }
+
+  it('accepts the key as Authorization: Bearer, as X-API-Key, and as both when they agree', async () => {
+    for (const headers of [
+      { Authorization: `Bearer ${tenant.apiKey}` },
+      { 'X-API-Key': tenant.apiKey },
+      { Authorization: `bearer ${tenant.apiKey}`, 'X-API-Key': tenant.apiKey },
+    ]) {
+      const res = await call('GET', '/api/v1/org/facilities', undefined, headers);
+      expect(res.status, JSON.stringify(Object.keys(headers))).to.equal(200);
+    }
+    const created = await call('POST', '/api/v1/org/passes', passBody(tenant.facilityId), { 'X-API-Key': tenant.apiKey });
+    expect(created.status).to.equal(201);
+  });
+
+  it('gives every failing credential the identical 401 invalid_token on every endpoint, and writes nothing', async () => {
+    const revoked = await stack.seed.apiKey(tenant.orgId, tenant.userId);
+    await stack.seed.revokeApiKey(revoked.keyId);
+    const restricted = await stack.seed.apiKey(tenant.orgId, tenant.userId, { allowedIps: ['203.0.113.0/24', '2001:db8::/32'] });
+    const expiring = await stack.seed.apiKey(tenant.orgId, tenant.userId, { expiresAt: new Date(Date.now() + 1500) });
+    expect((await call('GET', '/api/v1/org/facilities', undefined, { 'X-API-Key': expiring.apiKey })).status).to.equal(200);
+    await sleep(1600);
+
+    const credentials: Array<[string, Record<string, string>]> = [
+      ['no credential', {}],
+      ['empty bearer', { Authorization: 'Bearer ' }],
+      ['Basic scheme', { Authorization: `Basic ${Buffer.from(`x:${tenant.apiKey}`).toString('base64')}` }],
+      ['not an API key', { Authorization: 'Bearer some.jwt.token' }],
+      ['key without prefix', { Authorization: `Bearer ${tenant.apiKey.slice('svc_sk_'.length)}` }],
+      ['key with a space inside', { Authorization: `Bearer ${tenant.apiKey.slice(0, 20)} ${tenant.apiKey.slice(20)}` }],
+      ['unknown key', { Authorization: `Bearer ${unknownKey()}` }],
+      ['unknown key in X-API-Key', { 'X-API-Key': unknownKey() }],
+      ['two different keys', { Authorization: `Bearer ${tenant.apiKey}`, 'X-API-Key': unknownKey() }],
+      ['revoked key', { Authorization: `Bearer ${revoked.apiKey}` }],
+      ['expired key', { Authorization: `Bearer ${expiring.apiKey}` }],
+      ['key from an address outside its allowlist', { Authorization: `Bearer ${restricted.apiKey}` }],
+      ['allowlisted address claimed in X-Forwarded-For without a trusted proxy', { Authorization: `Bearer ${restricted.apiKey}`, 'X-Forwarded-For': '203.0.113.9' }],
+    ];
+    const before = await stack.store.headPosition();
+    for (const [method, path, json] of endpoints()) {
+      for (const [what, headers] of credentials) expectInvalidToken(await call(method, path, json, headers), `${what}: ${method} ${path}`);
+    }
+    expect(await stack.store.headPosition()).to.deep.equal(before);
+  });
+
+  it('checks the source-IP allowlist against the socket address, IPv4-mapped or not', async () => {
+    const local = await stack.seed.apiKey(tenant.orgId, tenant.userId, { allowedIps: ['127.0.0.0/8'] });
+    const mapped = await stack.seed.apiKey(tenant.orgId, tenant.userId, { allowedIps: ['::ffff:127.0.0.1/128'] });
+    for (const key of [local, mapped]) {
+      expect((await call('GET', '/api/v1/org/facilities', undefined, { 'X-API-Key': key.apiKey })).status).to.equal(200);
+    }
+  });
+
+  it('honours X-Forwarded-For (rightmost entry) only behind a trusted proxy', async () => {
+    const restricted = await stack.seed.apiKey(tenant.orgId, tenant.userId, { allowedIps: ['203.0.113.0/24'] });
+    const proxied = await stack.serve({ trustProxy: true });
+    try {
+      const headers = (forwardedFor: string) => ({ 'X-API-Key': restricted.apiKey, 'X-Forwarded-For': forwardedFor });
+      expect((await proxied.request('GET', '/api/v1/org/facilities', { headers: headers('203.0.113.9') })).status).to.equal(200);
+      expect((await proxied.request('GET', '/api/v1/org/facilities', { headers: headers('198.51.100.1, 203.0.113.9') })).status).to.equal(200);
+      // A client cannot smuggle an allowed address in front of the one the proxy appended.
+      expectInvalidToken(await proxied.request('GET', '/api/v1/org/facilities', { headers: headers('203.0.113.9, 198.51.100.1') }), 'spoofed');
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it('gives 403 insufficient_scope with a challenge naming the missing scope, per endpoint', async () => {
+    const nothingUseful = await stack.seed.apiKey(tenant.orgId, tenant.userId, { scopes: ['org:members:read'] });
+    const needed = ['org:passes:read', 'org:passes:write', 'org:passes:write', 'org:facilities:read'];
+    const before = await stack.store.headPosition();
+    for (const [i, [method, path, json]] of endpoints().entries()) {
+      const res = await call(method, path, json, { Authorization: `Bearer ${nothingUseful.apiKey}` });
+      expect(res.status, `${method} ${path}`).to.equal(403);
+      expectShape(res.body, bearerErrorSchema);
+      expect(res.body).to.deep.equal({ error: 'insufficient_scope' });
+      expect(res.headers.get('www-authenticate')).to.equal(`Bearer realm="guestpass", error="insufficient_scope", scope="${needed[i]}"`);
+    }
+    expect(await stack.store.headPosition()).to.deep.equal(before);
+  });
+
+  it('authenticates before reading the body: an unauthenticated oversized or malformed body is 401', async () => {
+    for (const raw of ['{not json', 'x'.repeat(70 * 1024)]) {
+      const res = await stack.request('POST', '/api/v1/org/passes', { raw, headers: { 'Content-Type': 'application/json' } });
+      expectInvalidToken(res, `body of ${raw.length} bytes`);
+    }
+  });
+
+  it('never logs the key', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const logger = pino({ level: 'debug', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, sink);
+    const logged = await startStack({ label: 'org_auth_log', logger });
+    try {
+      const t = await logged.seed.tenant();
+      await logged.request('GET', '/api/v1/org/facilities', { apiKey: t.apiKey });
+      await logged.request('POST', '/api/v1/org/passes', { headers: { 'X-API-Key': t.apiKey }, json: passBody(t.facilityId) });
+      await logged.request('GET', '/api/v1/org/facilities', { apiKey: `${t.apiKey.slice(0, -1)}x` });
+    } finally {
+      await logged.stop();
+    }
+    const text = lines.join('');
+    expect(text).to.include('"msg":"request"');
+    expect(text).to.include('"reason":"unknown"');
+    expect(text).not.to.include('svc_sk_');
+  });
+});

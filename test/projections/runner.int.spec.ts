@@ -1,0 +1,453 @@
+import { expect } from 'chai';
+import { pino } from 'pino';
+import type { Knex } from 'knex';
+import { ProjectionRunner, type ProjectionDeps } from '../../projections/runner.js';
+import { rebuildProjection, rebuildProjections } from '../../projections/rebuild.js';
+import { projectionStatus, formatStatus, statusToJson } from '../../projections/status.js';
+import { PostgresReadModelWatermark } from '../../projections/watermark.js';
+import { ALL_PROJECTIONS } from '../../projections/all-projections.js';
+import { passListProjection } from '../../projections/pass-list-projection.js';
+import type { Projection } from '../../projections/projection.js';
+import { createKnex } from '../../shared/db/knex.js';
+import { createLogger, type Logger } from '../../shared/logger.js';
+import { comparePositions, START, type Position } from '../../shared/event-store/event-store.js';
+import { MONTH, openTestDb, waitForCheckpoints, type TestDb } from './log-writer.js';
+
+const silent = createLogger('silent');
+
+function depsOf(db: TestDb, logger: Logger = silent): ProjectionDeps {
+  return { knex: db.knex, store: db.store, subjectKeys: db.subjectKeys, logger };
+}
+
+async function count(knex: Knex, sql: string, bindings: readonly Knex.RawBinding[] = []): Promise<number> {
+  const { rows } = await knex.raw<{ rows: Array<{ n: string | number }> }>(sql, bindings);
+  return Number(rows[0]!.n);
+}
+
+async function checkpoints(knex: Knex) {
+  const { rows } = await knex.raw<{ rows: Array<{ name: string; generation: number; table_name: string; version: number; c: string; p: string; error: string | null }> }>(
+    'SELECT name, generation, table_name, version, position_commit::text AS c, position_prepare::text AS p, error FROM projection_checkpoints ORDER BY name',
+  );
+  return rows.map((r) => ({ ...r, position: { commit: BigInt(r.c), prepare: BigInt(r.p) } as Position }));
+}
+
+/** Every counter and row count the log implies, compared with the read models. */
+async function expectExact(knex: Knex, expected: { passes: number; revoked: number; perOrg: Record<number, number> }) {
+  expect(await count(knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(expected.passes);
+  expect(await count(knex, "SELECT count(*) AS n FROM pass_list WHERE status = 'cancelled'")).to.equal(expected.revoked);
+  for (const [orgId, n] of Object.entries(expected.perOrg)) {
+    expect(await count(knex, 'SELECT pass_count AS n FROM organizations WHERE org_id = ?', [Number(orgId)]), `pass_count of org ${orgId}`).to.equal(n);
+    expect(await count(knex, 'SELECT used AS n FROM invite_allowance_usage WHERE usage_key = ?', [`${Number(orgId) * 100}:${MONTH}`]), `usage of org ${orgId}`).to.equal(n);
+  }
+}
+
+describe('projection runner (real PostgreSQL event store)', function () {
+  this.timeout(60_000);
+  let db: TestDb;
+  const runners: ProjectionRunner[] = [];
+  const started = async (runner: ProjectionRunner) => {
+    runners.push(runner);
+    await runner.start();
+    return runner;
+  };
+
+  beforeEach(async function () {
+    db = await openTestDb(this.currentTest?.title.slice(0, 20) ?? 'runner');
+  });
+
+  afterEach(async () => {
+    await Promise.all(runners.splice(0).map((r) => r.stop()));
+    await db.close();
+  });
+
+  it('projects every read model through its view and moves each checkpoint to the head', async () => {
+    await db.log.organization(1);
+    await db.log.apiKey(1, 'key-1');
+    const { passIds } = await db.log.passes(1, 3, { guest: { firstName: 'Émile', email: 'Emile@Example.ORG', phone: '+331234567' } });
+    await db.log.passes(1, 1);
+    await db.log.revoke(1, passIds[1]!);
+    await db.log.append('facility-10', [{ type: 'FacilitySuspended', data: { facilityId: 10, orgId: 1 } }]);
+    await started(new ProjectionRunner(depsOf(db), { batchSize: 3 }));
+    await waitForCheckpoints(db.knex, db.log.last);
+
+    const passes = (await db.knex.raw('SELECT * FROM pass_list ORDER BY pass_id')).rows;
+    expect(passes).to.have.length(4);
+    expect(passes[0]).to.include({ first_name: 'Émile', email: 'Emile@Example.ORG', status: 'expected', org_id: 1, created_by: 100 });
+    expect(passes[0].search_text).to.equal(`émile hopper1 emile@example.org +331234567`);
+    expect(passes[0].stream_name).to.equal(`guest-invites-100-${MONTH}`);
+    expect(passes[1].status).to.equal('cancelled');
+    expect(Object.keys(passes[0])).to.not.include('_commit'); // the runner's columns stay behind the view
+    await expectExact(db.knex, { passes: 4, revoked: 1, perOrg: { 1: 4 } });
+    expect((await db.knex.raw('SELECT * FROM facilities')).rows[0]).to.include({ facility_id: 10, suspended: true, is_active: true });
+    expect((await db.knex.raw('SELECT roles FROM users WHERE user_id = 100')).rows[0].roles).to.deep.equal(['admin', 'self_invite']);
+    expect((await db.knex.raw('SELECT * FROM api_keys')).rows[0]).to.include({ key_id: 'key-1', revoked: false });
+
+    const head = await db.store.headPosition();
+    for (const cp of await checkpoints(db.knex)) {
+      expect(comparePositions(cp.position, head), cp.name).to.equal(0);
+      expect(cp).to.include({ generation: 1, table_name: `${cp.name}_g1`, error: null });
+    }
+    // Keyset and search indexes exist on the generation table.
+    const indexes = (await db.knex.raw("SELECT indexname FROM pg_indexes WHERE tablename = 'pass_list_g1'")).rows.map((r: { indexname: string }) => r.indexname);
+    expect(indexes).to.include.members([
+      'pass_list_g1_pkey',
+      'pass_list_g1_public_id_key',
+      'pass_list_g1_org_created_idx',
+      'pass_list_g1_org_creator_created_idx',
+      'pass_list_g1_search_trgm_idx',
+    ]);
+  });
+
+  it('stores no names or contact for a guest whose key was destroyed', async () => {
+    await db.log.organization(1);
+    const { batchId } = await db.log.passes(1, 2);
+    await db.subjectKeys.destroy(batchId);
+    await started(new ProjectionRunner(depsOf(db)));
+    await waitForCheckpoints(db.knex, db.log.last);
+    const rows = (await db.knex.raw('SELECT first_name, last_name, email, phone, search_text FROM pass_list')).rows;
+    expect(rows).to.deep.equal([
+      { first_name: null, last_name: null, email: null, phone: null, search_text: '' },
+      { first_name: null, last_name: null, email: null, phone: null, search_text: '' },
+    ]);
+  });
+
+  it('recovers from a crash in the middle of a batch: every event applied exactly once', async () => {
+    for (const org of [1, 2, 3]) await db.log.organization(org);
+    for (let i = 0; i < 60; i++) await db.log.passes((i % 3) + 1, 1 + (i % 4)); // 150 passes
+    await db.log.revoke(1, 1);
+    const perOrg = { 1: 0, 2: 0, 3: 0 } as Record<number, number>;
+    for (let i = 0; i < 60; i++) perOrg[(i % 3) + 1]! += 1 + (i % 4);
+
+    // The first runner's connection is killed inside the transaction of its 4th batch, just
+    // before COMMIT, as if the process died there; it then waits (long backoff) until stopped.
+    let crashed = false;
+    const first = await started(
+      new ProjectionRunner(depsOf(db), {
+        batchSize: 20,
+        retry: { initialMs: 60_000 },
+        beforeCommit: async (batch, client) => {
+          if (batch.number !== 4) return;
+          crashed = true;
+          await client.query('SELECT pg_terminate_backend(pg_backend_pid())');
+        },
+      }),
+    );
+    const deadline = Date.now() + 10_000;
+    while (!crashed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(crashed).to.equal(true);
+    await first.stop();
+
+    // Rows and checkpoints are those of the three committed batches, nothing of the fourth.
+    const afterCrash = await checkpoints(db.knex);
+    const committed = await db.store.readAll({ maxCount: 60 });
+    for (const cp of afterCrash) expect(comparePositions(cp.position, committed.at(-1)!.position), cp.name).to.equal(0);
+    const passesSeen = committed.filter((e) => e.type === 'PassCreated').length;
+    expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(passesSeen);
+    expect(await count(db.knex, 'SELECT coalesce(sum(pass_count), 0) AS n FROM organizations')).to.equal(passesSeen);
+    expect(await count(db.knex, 'SELECT coalesce(sum(used), 0) AS n FROM invite_allowance_usage')).to.equal(passesSeen);
+
+    // A new runner (a restarted process) finishes the log; the counters are exact.
+    await started(new ProjectionRunner(depsOf(db), { batchSize: 20 }));
+    await waitForCheckpoints(db.knex, db.log.last);
+    await expectExact(db.knex, { passes: 150, revoked: 1, perOrg });
+  });
+
+  it('applies nothing twice when checkpoints are reset and the log is replayed, nor with two runners at once', async () => {
+    for (const org of [1, 2]) await db.log.organization(org);
+    for (let i = 0; i < 20; i++) await db.log.passes((i % 2) + 1, 2);
+    const runner = await started(new ProjectionRunner(depsOf(db), { batchSize: 7 }));
+    await waitForCheckpoints(db.knex, db.log.last);
+    await runner.stop();
+    const before = (await db.knex.raw('SELECT * FROM organizations ORDER BY org_id')).rows;
+
+    // Replay everything: the rows' own positions make every event a no-op the second time.
+    await db.knex.raw('UPDATE projection_checkpoints SET position_commit = 0, position_prepare = 0');
+    const twins = [new ProjectionRunner(depsOf(db), { batchSize: 5 }), new ProjectionRunner(depsOf(db), { batchSize: 11 })];
+    for (const twin of twins) await started(twin);
+    for (let i = 0; i < 10; i++) await db.log.passes((i % 2) + 1, 1);
+    await waitForCheckpoints(db.knex, db.log.last);
+    await expectExact(db.knex, { passes: 50, revoked: 0, perOrg: { 1: 25, 2: 25 } });
+    expect(before.map((r: { pass_count: number }) => r.pass_count)).to.deep.equal([20, 20]);
+  });
+
+  it('picks up a checkpoint moved back while it runs (an operator reset) and re-reads from there', async () => {
+    await db.log.organization(1);
+    await db.log.passes(1, 3);
+    await started(new ProjectionRunner(depsOf(db), { batchSize: 2 }));
+    await waitForCheckpoints(db.knex, db.log.last);
+    await db.knex.raw("UPDATE projection_checkpoints SET position_commit = 0, position_prepare = 0 WHERE name = 'pass_list'");
+    await db.knex.raw('DELETE FROM pass_list_g1');
+    await db.log.passes(1, 1);
+    await waitForCheckpoints(db.knex, db.log.last);
+    expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(4);
+    await expectExact(db.knex, { passes: 4, revoked: 0, perOrg: { 1: 4 } });
+  });
+
+  it('stops a projection loudly at a poison event, with the event id, and keeps the others going', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    interface FragileRow {
+      pass_id: number;
+    }
+    const fragile: Projection<FragileRow> = {
+      name: 'fragile',
+      version: 1,
+      handles: ['PassCreated'],
+      keyColumn: 'pass_id',
+      keyOf: (e) => (e.type === 'PassCreated' ? e.data.passId : null),
+      apply: (_row, e) => {
+        if (e.type === 'PassCreated' && e.data.passId === 3) throw new Error('cannot project pass 3');
+        return e.type === 'PassCreated' ? { pass_id: e.data.passId } : undefined;
+      },
+      createTable: async (knex, table) => {
+        await knex.raw('CREATE TABLE ?? (pass_id bigint PRIMARY KEY)', [table]);
+      },
+    };
+    await db.log.organization(1);
+    await db.log.passes(1, 2);
+    await db.log.passes(1, 2);
+    const poison = (await db.store.readAll()).find((e) => e.type === 'PassCreated' && (e.data as { passId: number }).passId === 3)!;
+    const runner = await started(new ProjectionRunner(depsOf(db, logger), { projections: [...ALL_PROJECTIONS, fragile], batchSize: 100 }));
+    await waitForCheckpoints(db.knex, db.log.last, 10_000, ALL_PROJECTIONS.map((p) => p.name));
+
+    expect(runner.status().find((p) => p.name === 'fragile')).to.include({ state: 'failed' });
+    const stopped = (await checkpoints(db.knex)).find((c) => c.name === 'fragile')!;
+    expect(stopped.error).to.contain(poison.id).and.contain('cannot project pass 3');
+    expect(stopped.position).to.deep.equal(START);
+    expect(await count(db.knex, 'SELECT count(*) AS n FROM fragile')).to.equal(0); // its batch rolled back whole
+    const logged = lines.map((l) => JSON.parse(l) as { level: number; msg: string; eventId?: string });
+    expect(logged.some((l) => l.level >= 50 && l.eventId === poison.id && /fragile STOPPED/.test(l.msg))).to.equal(true);
+    await expectExact(db.knex, { passes: 4, revoked: 0, perOrg: { 1: 4 } });
+    const status = await projectionStatus({ knex: db.knex, store: db.store }, { projections: [...ALL_PROJECTIONS, fragile] });
+    expect(formatStatus(status)).to.match(/fragile .*STOPPED: projection fragile cannot apply event/);
+  });
+
+  it('reports position and lag per projection', async () => {
+    await db.log.organization(1);
+    await db.log.passes(1, 3);
+    const events = (await db.store.readAll()).length;
+    const runner = new ProjectionRunner(depsOf(db));
+    await started(runner);
+    await waitForCheckpoints(db.knex, db.log.last);
+    await runner.stop();
+    await db.log.passes(1, 2);
+    const report = await projectionStatus({ knex: db.knex, store: db.store });
+    expect(report.projections.map((p) => p.name)).to.deep.equal(ALL_PROJECTIONS.map((p) => p.name));
+    for (const p of report.projections) expect(p).to.include({ lag: 2, lagCapped: false, generation: 1, version: 1, codeVersion: 1, error: null });
+    const json = statusToJson(report);
+    expect(JSON.parse(JSON.stringify(json))).to.deep.equal(json);
+    expect(events).to.equal(8); // 5 of the organization, 3 passes
+    expect(formatStatus(report)).to.contain('pass_list').and.contain('catching up');
+  });
+
+  describe('blue/green rebuild', () => {
+    it('rebuilds every read model while the live runner runs, and queries keep answering throughout', async () => {
+      for (const org of [1, 2]) await db.log.organization(org);
+      for (let i = 0; i < 40; i++) await db.log.passes((i % 2) + 1, 5); // 200 passes
+      await db.log.revoke(2, 2);
+      await started(new ProjectionRunner(depsOf(db), { batchSize: 25 }));
+      await waitForCheckpoints(db.knex, db.log.last);
+
+      // Writers and readers keep going during the whole rebuild.
+      let writing = true;
+      let written = 0;
+      const writer = (async () => {
+        while (writing) {
+          await db.log.passes((written % 2) + 1, 1);
+          written++;
+        }
+      })();
+      let reading = true;
+      const queryErrors: unknown[] = [];
+      let queries = 0;
+      let lastCount = 0;
+      let shrank = false;
+      const reader = (async () => {
+        const readerKnex = createKnex(db.url, { max: 2 });
+        try {
+          while (reading) {
+            try {
+              const n = await count(readerKnex, 'SELECT count(*) AS n FROM pass_list');
+              await readerKnex.raw('SELECT org_id, pass_count FROM organizations');
+              await readerKnex.raw("SELECT pass_id FROM pass_list WHERE org_id = 1 AND search_text ILIKE '%grace%' ORDER BY created_at DESC, pass_id DESC LIMIT 30");
+              if (n < lastCount) shrank = true;
+              lastCount = n;
+              queries++;
+            } catch (error) {
+              queryErrors.push(error);
+            }
+          }
+        } finally {
+          await readerKnex.destroy();
+        }
+      })();
+
+      const phases = new Set<string>();
+      const result = await rebuildProjections(undefined, depsOf(db), {
+        batchSize: 50,
+        onProgress: (p) => phases.add(p.phase),
+        // Let the live runner and the writer move on between catching up and switching over.
+        beforeSwitch: () => new Promise((r) => setTimeout(r, 300)),
+      });
+      await new Promise((r) => setTimeout(r, 300)); // the live runner goes on in the new tables
+      writing = false;
+      await writer;
+      reading = false;
+      await reader;
+
+      expect(queryErrors).to.deep.equal([]);
+      expect(queries).to.be.greaterThan(10);
+      expect(shrank, 'the pass list never loses rows during the switch').to.equal(false);
+      expect([...phases]).to.deep.equal(['replaying', 'indexing', 'switching', 'done']);
+      expect(result.projections.map((p) => p.generation)).to.deep.equal([2, 2, 2, 2, 2, 2]);
+      expect(written).to.be.greaterThan(0);
+
+      await waitForCheckpoints(db.knex, db.log.last);
+      const total = 200 + written;
+      const perOrg = { 1: 100 + Math.ceil(written / 2), 2: 100 + Math.floor(written / 2) };
+      await expectExact(db.knex, { passes: total, revoked: 1, perOrg });
+      for (const cp of await checkpoints(db.knex)) expect(cp).to.include({ generation: 2, table_name: `${cp.name}_g2`, error: null });
+      const tables = (await db.knex.raw("SELECT tablename FROM pg_tables WHERE tablename ~ '_g[0-9]+$' ORDER BY 1")).rows.map((r: { tablename: string }) => r.tablename);
+      expect(tables).to.deep.equal(ALL_PROJECTIONS.map((p) => `${p.name}_g2`).sort());
+      expect((await db.knex.raw('SELECT count(*)::int AS n FROM projection_rebuilds')).rows[0].n).to.equal(0);
+    });
+
+    it('resumes an interrupted rebuild from its own checkpoint', async () => {
+      await db.log.organization(1);
+      for (let i = 0; i < 30; i++) await db.log.passes(1, 2);
+      await started(new ProjectionRunner(depsOf(db)));
+      await waitForCheckpoints(db.knex, db.log.last);
+
+      const abort = new AbortController();
+      let error: unknown;
+      try {
+        await rebuildProjection('pass_list', depsOf(db), { batchSize: 10, signal: abort.signal, onProgress: () => abort.abort() });
+      } catch (e) {
+        error = e;
+      }
+      expect(String(error)).to.match(/aborted/);
+      const status = await projectionStatus({ knex: db.knex, store: db.store });
+      const pending = status.projections.find((p) => p.name === 'pass_list')!.rebuild;
+      expect(pending).to.include({ generation: 2, tableName: 'pass_list_g2' });
+      expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list_g2')).to.equal(5); // first page: 5 organization events, 5 passes
+
+      let events = 0;
+      const result = await rebuildProjection('pass_list', depsOf(db), { batchSize: 10, onProgress: (p) => (events = p.events) });
+      expect(result.projections[0]).to.include({ generation: 2, tableName: 'pass_list_g2' });
+      expect(events).to.equal((await db.store.readAll()).length - 10); // the resumed replay skipped the first page
+      expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(60);
+      expect((await checkpoints(db.knex)).find((c) => c.name === 'pass_list')).to.include({ generation: 2, table_name: 'pass_list_g2' });
+    });
+
+    it('refuses a second rebuild of the same projection while one runs', async () => {
+      await db.log.organization(1);
+      for (let i = 0; i < 10; i++) await db.log.passes(1, 1);
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((r) => (release = r));
+      const first = rebuildProjection('pass_list', depsOf(db), { batchSize: 5, beforeSwitch: () => held });
+      await new Promise((r) => setTimeout(r, 300));
+      let error: unknown;
+      try {
+        await rebuildProjection('pass_list', depsOf(db));
+      } catch (e) {
+        error = e;
+      }
+      release();
+      await first;
+      expect(String(error)).to.match(/already running/);
+      expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(10);
+    });
+
+    it('rebuilds in the background when a runner meets a projection at another version', async () => {
+      await db.log.organization(1);
+      for (let i = 0; i < 5; i++) await db.log.passes(1, 2);
+      const v1 = await started(new ProjectionRunner(depsOf(db)));
+      await waitForCheckpoints(db.knex, db.log.last);
+      await v1.stop();
+
+      const v2 = { ...passListProjection, version: 2 };
+      await started(new ProjectionRunner(depsOf(db), { projections: ALL_PROJECTIONS.map((p) => (p.name === 'pass_list' ? v2 : p)) }));
+      await db.log.passes(1, 1);
+      const deadline = Date.now() + 15_000;
+      let passList = (await checkpoints(db.knex)).find((c) => c.name === 'pass_list')!;
+      while (passList.version !== 2 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        passList = (await checkpoints(db.knex)).find((c) => c.name === 'pass_list')!;
+      }
+      expect(passList).to.include({ version: 2, generation: 2, table_name: 'pass_list_g2' });
+      await db.log.passes(1, 1);
+      await waitForCheckpoints(db.knex, db.log.last);
+      expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(12);
+    });
+  });
+
+  describe('read-model watermark', () => {
+    it('answers at once for a position already reached, waits for a later one, and times out when nothing runs', async () => {
+      await db.log.organization(1);
+      await started(new ProjectionRunner(depsOf(db)));
+      await waitForCheckpoints(db.knex, db.log.last);
+      // Polling set far beyond the test: only NOTIFY can wake the waiters in time.
+      const watermark = new PostgresReadModelWatermark(db.knex, { pollIntervalMs: 600_000 });
+      try {
+        expect(await watermark.waitFor(db.log.last, 2000)).to.equal(true);
+        const t0 = Date.now();
+        expect(await watermark.waitFor(db.log.last, 2000, ['pass_list'])).to.equal(true);
+        expect(Date.now() - t0).to.be.lessThan(20); // answered from memory
+
+        const position = await db.log.append('organization-1', [{ type: 'OrganizationInviteAllowanceChanged', data: { orgId: 1, inviteAllowance: 7 } }]);
+        const waited = await watermark.waitFor(position, 5000, ['organizations']);
+        expect(waited).to.equal(true);
+        expect(await count(db.knex, 'SELECT invite_allowance AS n FROM organizations WHERE org_id = 1')).to.equal(7);
+
+        await Promise.all(runners.splice(0).map((r) => r.stop()));
+        const unreached = await db.log.append('organization-1', [{ type: 'OrganizationInviteAllowanceChanged', data: { orgId: 1, inviteAllowance: 8 } }]);
+        const t1 = Date.now();
+        expect(await watermark.waitFor(unreached, 300)).to.equal(false);
+        expect(Date.now() - t1).to.be.within(250, 1500);
+        expect(await watermark.waitFor(START, 0)).to.equal(true);
+      } finally {
+        await watermark.close();
+      }
+    });
+
+    it('wakes many concurrent waiters from one LISTEN connection', async () => {
+      await db.log.organization(1);
+      const watermark = new PostgresReadModelWatermark(db.knex, { pollIntervalMs: 600_000 });
+      try {
+        const positions: Position[] = [];
+        for (let i = 0; i < 10; i++) positions.push((await db.log.passes(1, 1), db.log.last));
+        const waits = Array.from({ length: 100 }, (_, i) => watermark.waitFor(positions[i % 10]!, 15_000, ['pass_list', 'organizations']));
+        await new Promise((r) => setTimeout(r, 200));
+        const listening = await count(
+          db.knex,
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN projection_progress'",
+        );
+        expect(listening).to.equal(1);
+        // The runner lives on another connection pool, as in a separate projections process.
+        const otherKnex = createKnex(db.url, { max: 3 });
+        const runner = new ProjectionRunner({ knex: otherKnex, store: db.store, subjectKeys: db.subjectKeys, logger: silent }, { batchSize: 3 });
+        try {
+          await runner.start();
+          expect(await Promise.all(waits)).to.deep.equal(Array(100).fill(true));
+        } finally {
+          await runner.stop();
+          await otherKnex.destroy();
+        }
+      } finally {
+        await watermark.close();
+      }
+    });
+
+    it('takes progress reported by a runner in the same process without a round trip', async () => {
+      const watermark = new PostgresReadModelWatermark(db.knex, { pollIntervalMs: 600_000 });
+      try {
+        await db.log.organization(1);
+        const wait = watermark.waitFor(db.log.last, 5000, ['users']);
+        watermark.observe([{ name: 'users', position: db.log.last }]);
+        expect(await wait).to.equal(true);
+      } finally {
+        await watermark.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,101 @@
+// Valid sample data for every event type, built the way the use cases build them.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { DomainEvent, DomainEventType, GuestDetails, PassCreated } from '../../shared/domain/events.js';
+import { seal } from '../../shared/crypto/sealed-box.js';
+
+export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+export function guestDetails(overrides: Partial<GuestDetails> = {}): GuestDetails {
+  return {
+    firstName: 'Ada',
+    lastName: 'Lovelace',
+    email: 'ada@example.com',
+    phone: null,
+    country: null,
+    vehicleNumber: null,
+    notes: null,
+    invitedBy: null,
+    qrValues: {},
+    ...overrides,
+  };
+}
+
+const sampleKey = { keyId: randomUUID(), key: randomBytes(32) };
+
+export function publicId(n: number): string {
+  return `gst_${n.toString(16).padStart(32, '0')}`;
+}
+
+// Sealing draws a random IV: seal each sample once so the same pass compares equal.
+const sealedGuests = new Map<number, PassCreated['data']['guest']>();
+function sealedGuest(n: number, qr: string): PassCreated['data']['guest'] {
+  let sealed = sealedGuests.get(n);
+  if (!sealed) sealedGuests.set(n, (sealed = seal(sampleKey, guestDetails({ qrValues: { [publicId(n)]: qr } }))));
+  return sealed;
+}
+
+export function passData(n: number, overrides: Partial<PassCreated['data']> = {}): PassCreated['data'] {
+  const qr = `qr-${n}`;
+  return {
+    passId: n,
+    publicId: publicId(n),
+    orgId: 1,
+    facilityId: 10,
+    createdBy: 100,
+    batchId: '6f1c8a9e-2b7d-4c1e-9f3a-5d8e7b6a4c21',
+    batchSize: 1,
+    arrivalDate: '2026-03-01',
+    arrivalTime: null,
+    validFrom: '2026-03-01T00:00:00.000Z',
+    validUntil: '2026-03-01T23:59:59.999Z',
+    qrHash: sha256(qr),
+    guest: sealedGuest(n, qr),
+    ...overrides,
+  };
+}
+
+export const samplePasswordHash =
+  '$scrypt$ln=15,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g';
+
+/** One valid event of every type. */
+export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEvent, { type: T }> } = {
+  OrganizationCreated: { type: 'OrganizationCreated', data: { orgId: 1, name: 'Acme', inviteAllowance: 50 } },
+  OrganizationInviteAllowanceChanged: { type: 'OrganizationInviteAllowanceChanged', data: { orgId: 1, inviteAllowance: 20 } },
+  FacilityAdded: { type: 'FacilityAdded', data: { facilityId: 10, orgId: 1, name: 'HQ', description: null } },
+  FacilitySuspended: { type: 'FacilitySuspended', data: { facilityId: 10, orgId: 1 } },
+  FacilityResumed: { type: 'FacilityResumed', data: { facilityId: 10, orgId: 1 } },
+  FacilityDeactivated: { type: 'FacilityDeactivated', data: { facilityId: 10, orgId: 1 } },
+  UserAdded: {
+    type: 'UserAdded',
+    data: {
+      userId: 100,
+      orgId: 1,
+      email: 'admin@example.com',
+      firstName: 'Grace',
+      lastName: 'Hopper',
+      passwordHash: samplePasswordHash,
+      inviteAllowance: null,
+    },
+  },
+  RoleGranted: { type: 'RoleGranted', data: { userId: 100, orgId: 1, role: 'admin' } },
+  RoleRevoked: { type: 'RoleRevoked', data: { userId: 100, orgId: 1, role: 'self_invite' } },
+  UserInviteAllowanceChanged: { type: 'UserInviteAllowanceChanged', data: { userId: 100, orgId: 1, inviteAllowance: 5 } },
+  ApiKeyCreated: {
+    type: 'ApiKeyCreated',
+    data: {
+      keyId: 'key_0123456789abcdef01234567',
+      orgId: 1,
+      userId: 100,
+      keyHash: sha256('svc_sk_example'),
+      scopes: ['org:passes:read', 'org:passes:write'],
+      expiresAt: '2027-01-01T00:00:00.000Z',
+      allowedIps: ['10.0.0.0/8', '2001:db8::/32'],
+    },
+  },
+  ApiKeyRevoked: { type: 'ApiKeyRevoked', data: { keyId: 'key_0123456789abcdef01234567', orgId: 1 } },
+  PassCreated: { type: 'PassCreated', data: passData(1) },
+  PassRevoked: {
+    type: 'PassRevoked',
+    data: { passId: 1, publicId: publicId(1), orgId: 1, facilityId: 10, qrHash: sha256('qr-1') },
+  },
+};

@@ -1,0 +1,243 @@
+// The real stack in-process, for end-to-end suites: a fresh database, migrations, the PostgreSQL
+// event store, the projection runner, and both HTTP apps behind the embedded gateway on an
+// ephemeral port. Seed helpers go through the real command use cases, so every row a test sees
+// was made by events and projections, exactly as in production.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { freshDatabase } from './database.js';
+import { createKnex, type Knex } from '../../shared/db/knex.js';
+import { migrateToLatest } from '../../shared/db/migrate.js';
+import { createEventStore } from '../../shared/event-store/create-event-store.js';
+import { CommandHandler, type CommandContext } from '../../shared/event-store/command-handler.js';
+import type { EventStore } from '../../shared/event-store/event-store.js';
+import { eventSchemas } from '../../shared/domain/event-schemas.js';
+import { ORG_SCOPES } from '../../shared/domain/events.js';
+import { PostgresIdAllocator } from '../../shared/domain/postgres-id-allocator.js';
+import { PostgresSubjectKeyStore } from '../../shared/crypto/postgres-subject-key-store.js';
+import { createLogger, type Logger } from '../../shared/logger.js';
+import { mountGateway } from '../../shared/http/gateway.js';
+import { ORG_API_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from '../../shared/http/rate-limit.js';
+import { ProjectionRunner } from '../../projections/runner.js';
+import { PostgresReadModelWatermark } from '../../projections/watermark.js';
+import type { CommandDeps } from '../../command-service/command-deps.js';
+import { createCommandApp } from '../../command-service/app.js';
+import { createQueryApp } from '../../query-service/app.js';
+import { createOrganization } from '../../command-service/organizations/create-organization.js';
+import { addFacility } from '../../command-service/facilities/add-facility.js';
+import { suspendFacility } from '../../command-service/facilities/suspend-facility.js';
+import { deactivateFacility } from '../../command-service/facilities/deactivate-facility.js';
+import { addUser } from '../../command-service/users/add-user.js';
+import { createApiKey } from '../../command-service/api-keys/create-api-key.js';
+import { revokeApiKey } from '../../command-service/api-keys/revoke-api-key.js';
+
+export interface ServeOptions {
+  /** Overrides of the organization API rate limit (tests default to a limit they never reach). */
+  readonly rateLimit?: Partial<RateLimitPolicy>;
+  readonly trustProxy?: boolean;
+  /** Signs page cursors (default: a random key per gateway). */
+  readonly pageCursorSecret?: string;
+}
+
+export interface StackOptions extends ServeOptions {
+  readonly label?: string;
+  /** Default: LOG_LEVEL, else silent. */
+  readonly logLevel?: string;
+  /** A logger of the test's own (to capture lines); overrides logLevel. */
+  readonly logger?: Logger;
+  readonly projectionWaitMs?: number;
+}
+
+export interface Tenant {
+  readonly orgId: number;
+  readonly facilityId: number;
+  /** The admin the API key acts for. */
+  readonly userId: number;
+  readonly keyId: string;
+  readonly apiKey: string;
+}
+
+export interface ApiResponse<T = any> {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: T;
+  /** The raw text of the body. */
+  readonly text: string;
+}
+
+export interface RequestOptions {
+  /** Sent as `Authorization: Bearer`. */
+  readonly apiKey?: string;
+  /** Serialised as JSON with Content-Type application/json. */
+  readonly json?: unknown;
+  /** Sent as is (with `headers` choosing the type). */
+  readonly raw?: string | Buffer;
+  readonly headers?: Record<string, string>;
+}
+
+export interface Server {
+  readonly baseUrl: string;
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  close(): Promise<void>;
+}
+
+export interface Stack extends Server {
+  readonly databaseUrl: string;
+  readonly db: Knex;
+  readonly store: EventStore;
+  readonly deps: CommandDeps;
+  readonly logger: Logger;
+  readonly seed: {
+    organization(options?: { name?: string; inviteAllowance?: number }): Promise<number>;
+    facility(orgId: number, options?: { name?: string; description?: string | null }): Promise<number>;
+    suspendFacility(facilityId: number): Promise<void>;
+    deactivateFacility(facilityId: number): Promise<void>;
+    admin(orgId: number, options?: { inviteAllowance?: number | null; email?: string }): Promise<number>;
+    apiKey(
+      orgId: number,
+      userId: number,
+      options?: { scopes?: readonly string[]; expiresAt?: Date | string | null; allowedIps?: readonly string[] },
+    ): Promise<{ keyId: string; apiKey: string }>;
+    revokeApiKey(keyId: string): Promise<void>;
+    /** Organization + facility + admin + API key with every scope (unless `scopes` says otherwise). */
+    tenant(options?: { inviteAllowance?: number; scopes?: readonly string[]; name?: string }): Promise<Tenant>;
+  };
+  /** Another gateway over the same database and ports, with its own options (rate limit, proxy trust). */
+  serve(options?: ServeOptions): Promise<Server>;
+  stop(): Promise<void>;
+}
+
+const UNREACHABLE_LIMIT: Partial<RateLimitPolicy> = { points: 1_000_000, abuseThreshold: 1_000_000 };
+
+function operator(): CommandContext {
+  return { correlationId: randomUUID(), causationId: null, actor: { kind: 'operator' }, now: new Date() };
+}
+
+async function listen(handler: http.RequestListener): Promise<{ server: http.Server; baseUrl: string }> {
+  const server = http.createServer(handler);
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+export function requester(baseUrl: string) {
+  return async function request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.apiKey !== undefined) headers.Authorization = `Bearer ${options.apiKey}`;
+    let body: string | Buffer | undefined = options.raw;
+    if (options.json !== undefined) {
+      body = JSON.stringify(options.json);
+      headers['Content-Type'] ??= 'application/json';
+    }
+    const res = await fetch(baseUrl + path, { method, headers, body });
+    const text = await res.text();
+    const isJson = (res.headers.get('content-type') ?? '').includes('json');
+    return { status: res.status, headers: res.headers, body: (isJson && text ? JSON.parse(text) : text) as T, text };
+  };
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const databaseUrl = await freshDatabase(options.label ?? 'stack');
+  const logger = options.logger ?? createLogger(options.logLevel ?? process.env.LOG_LEVEL ?? 'silent', 'stack');
+  const db = createKnex(databaseUrl, { max: 20 });
+  await migrateToLatest(db);
+  const store = createEventStore({ databaseUrl, eventStoreUrl: null, schemas: eventSchemas });
+  const subjectKeys = new PostgresSubjectKeyStore(db);
+  const watermark = new PostgresReadModelWatermark(db, { logger });
+  const runner = new ProjectionRunner({ knex: db, store, subjectKeys, logger }, { onProgress: (p) => watermark.observe(p) });
+  await runner.start();
+  const deps: CommandDeps = {
+    store,
+    handler: new CommandHandler(store),
+    ids: new PostgresIdAllocator(db),
+    subjectKeys,
+    db,
+    watermark,
+    projectionWaitMs: options.projectionWaitMs ?? 5000,
+  };
+
+  const servers = new Set<http.Server>();
+  async function serve(serveOptions: ServeOptions = {}): Promise<Server> {
+    const config = { trustProxy: serveOptions.trustProxy ?? false, pageCursorSecret: serveOptions.pageCursorSecret ?? randomBytes(32).toString('hex') };
+    // One limiter for both apps: the organization API is one bucket, as in the embedded runner.
+    const orgApiRateLimiter = new RateLimiter('org-api', { ...ORG_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.rateLimit });
+    const commandApp = createCommandApp({ ...deps, logger, config, orgApiRateLimiter });
+    const queryApp = createQueryApp({ db, logger, config, orgApiRateLimiter });
+    const { server, baseUrl } = await listen(mountGateway(commandApp, queryApp));
+    servers.add(server);
+    return {
+      baseUrl,
+      request: requester(baseUrl),
+      close: async () => {
+        servers.delete(server);
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+
+  const main = await serve(options);
+
+  const seed: Stack['seed'] = {
+    async organization(o = {}) {
+      return (await createOrganization(deps, { name: o.name ?? `Org ${randomUUID().slice(0, 8)}`, inviteAllowance: o.inviteAllowance }, operator())).orgId;
+    },
+    async facility(orgId, o = {}) {
+      return (await addFacility(deps, { orgId, name: o.name ?? 'Main entrance', description: o.description ?? null }, operator())).facilityId;
+    },
+    async suspendFacility(facilityId) {
+      await suspendFacility(deps, { facilityId }, operator());
+    },
+    async deactivateFacility(facilityId) {
+      await deactivateFacility(deps, { facilityId }, operator());
+    },
+    async admin(orgId, o = {}) {
+      const email = o.email ?? `admin-${randomUUID().slice(0, 8)}@example.com`;
+      return (
+        await addUser(deps, { orgId, email, firstName: 'Ada', lastName: 'Admin', roles: ['admin'], inviteAllowance: o.inviteAllowance ?? null }, operator())
+      ).userId;
+    },
+    async apiKey(orgId, userId, o = {}) {
+      const { keyId, apiKey } = await createApiKey(
+        deps,
+        { orgId, userId, scopes: o.scopes ?? ORG_SCOPES, expiresAt: o.expiresAt ?? null, allowedIps: o.allowedIps ?? [] },
+        operator(),
+      );
+      return { keyId, apiKey };
+    },
+    async revokeApiKey(keyId) {
+      await revokeApiKey(deps, { keyId }, operator());
+    },
+    async tenant(o = {}) {
+      const orgId = await seed.organization({ name: o.name, inviteAllowance: o.inviteAllowance ?? 100_000 });
+      const [facilityId, userId] = await Promise.all([seed.facility(orgId), seed.admin(orgId)]);
+      const { keyId, apiKey } = await seed.apiKey(orgId, userId, { scopes: o.scopes });
+      return { orgId, facilityId, userId, keyId, apiKey };
+    },
+  };
+
+  return {
+    ...main,
+    databaseUrl,
+    db,
+    store,
+    deps,
+    logger,
+    seed,
+    serve,
+    async stop() {
+      for (const server of servers) server.closeAllConnections();
+      await Promise.all([...servers].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      await runner.stop();
+      await watermark.close();
+      await store.close();
+      await db.destroy();
+    },
+  };
+}
+
+/** A create-pass body that passes validation; override any field. */
+export function passBody(facilityId: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const tomorrow = new Date(Date.now() + 24 * 60 * 60 * 1000).toISOString().slice(0, 10);
+  return { first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.com', arrival_date: tomorrow, facility_id: facilityId, ...overrides };
+}
