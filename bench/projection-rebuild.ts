@@ -5,6 +5,7 @@
 // prints events per second, duration and peak RSS. Target: at least 20,000 events/s.
 import os from 'node:os';
 import path from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -156,6 +157,30 @@ function buildLog(target: number): { log: LogBuilder; passes: number; revoked: n
   return { log, passes, revoked };
 }
 
+/**
+ * CPU seconds used so far by the server processes serving `database` (Linux /proc; null
+ * elsewhere). With the node process's own CPU time it shows the work apart from the wall time,
+ * which on a shared machine also counts waiting for other processes.
+ */
+function serverCpuSeconds(database: string): number | null {
+  try {
+    let ticks = 0;
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(database)) continue;
+        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        ticks += Number(fields[11]) + Number(fields[12]); // utime + stime
+      } catch {
+        // the process ended meanwhile
+      }
+    }
+    return ticks / 100; // USER_HZ
+  } catch {
+    return null;
+  }
+}
+
 /** Bulk insert in chunks: each chunk is one transaction, so global order is insertion order. */
 async function seed(knex: Knex, log: LogBuilder): Promise<void> {
   const CHUNK = 10_000;
@@ -217,6 +242,8 @@ async function main(): Promise<void> {
     const bar = new ProgressBar({ label: 'rebuild' });
     const rssBefore = process.memoryUsage().rss;
     let peakRss = rssBefore;
+    const cpuBefore = process.cpuUsage();
+    const serverBefore = serverCpuSeconds(database);
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
     const result = await rebuildProjections(
       undefined,
@@ -231,6 +258,8 @@ async function main(): Promise<void> {
       },
     );
     clearInterval(sampler);
+    const cpu = process.cpuUsage(cpuBefore);
+    const serverAfter = serverCpuSeconds(database);
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
 
     const check = await knex.raw<{ rows: Array<{ passes: string; cancelled: string; counted: string; used: string }> }>(
@@ -248,6 +277,9 @@ async function main(): Promise<void> {
       events_per_second: Math.round(result.eventsPerSecond),
       target_events_per_second: 20_000,
       peak_rss_mb: Math.round(peakRss / 1024 / 1024),
+      node_cpu_s: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)),
+      postgres_cpu_s: serverBefore === null || serverAfter === null ? null : Number((serverAfter - serverBefore).toFixed(2)),
+      load_average_1m: Number(os.loadavg()[0]!.toFixed(2)),
       batch_size: batchSize,
       read_models_exact: exact,
       postgres: embedded ? 'embedded' : 'DATABASE_URL',
@@ -258,6 +290,7 @@ async function main(): Promise<void> {
     console.log(`  duration          ${figures.duration_s} s`);
     console.log(`  throughput        ${figures.events_per_second.toLocaleString('en')} events/s (target >= 20,000) ${figures.events_per_second >= 20_000 ? 'OK' : 'BELOW TARGET'}`);
     console.log(`  peak RSS          ${figures.peak_rss_mb} MB`);
+    console.log(`  CPU               node ${figures.node_cpu_s} s, postgres ${figures.postgres_cpu_s ?? '?'} s (load average ${figures.load_average_1m} on ${os.cpus().length} cores)`);
     console.log(`  read models exact ${exact ? 'yes' : 'NO'}`);
     console.log(JSON.stringify(figures));
     if (!exact) process.exitCode = 1;

@@ -33,7 +33,7 @@ const USAGE = `usage: guestpass <command> [options] [--json]
   projections rebuild [NAME]
   events export [--stream S] [--from POSITION]`;
 
-interface Io {
+export interface Io {
   out(line: string): void;
   err(line: string): void;
 }
@@ -250,7 +250,7 @@ async function events(runtime: Runtime, args: string[], io: Io): Promise<void> {
   }
 }
 
-export async function main(argv: string[], io: Io = stdio): Promise<number> {
+export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const json = argv.includes('--json');
   const [group, ...rest] = argv;
   if (!group || group === '--help' || group === 'help' || group === '-h') {
@@ -259,7 +259,7 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
   }
   let runtime: Runtime | null = null;
   try {
-    const config = loadConfig();
+    const config = loadConfig(env);
     const commands: Record<string, (r: Runtime) => Promise<Result | null>> = {
       org: (r) => org(r, rest),
       user: (r) => user(r, rest),

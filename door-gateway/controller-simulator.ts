@@ -64,6 +64,8 @@ interface Tombstone {
   readonly version: number;
   readonly reason: RemovalReason;
   readonly qrHash: string | null;
+  /** Removed by a cleared retained message; the revoke command that follows completes it. */
+  readonly awaitingCommand?: boolean;
 }
 
 const MAX_TOMBSTONES = 200_000;
@@ -106,6 +108,11 @@ export class ControllerSimulator extends EventEmitter {
 
   holds(credentialId: string): HeldCredential | undefined {
     return this.held.get(credentialId);
+  }
+
+  /** Credential ids held, sorted. */
+  heldIds(): string[] {
+    return [...this.held.keys()].sort();
   }
 
   async start(timeoutMs = 10_000): Promise<void> {
@@ -242,7 +249,14 @@ export class ControllerSimulator extends EventEmitter {
         const current = this.held.get(credentialTopic.credentialId);
         if (current) {
           const expired = Date.parse(current.valid_until) <= this.now().getTime();
-          this.removeHeld(current.credential_id, current.version, expired ? 'expired' : 'revoked', false);
+          this.dropHeld(current);
+          this.setTombstone(current.credential_id, {
+            version: current.version,
+            reason: expired ? 'expired' : 'revoked',
+            qrHash: current.qr_sha256,
+            awaitingCommand: true,
+          });
+          this.changed();
         }
         return;
       }
@@ -299,10 +313,9 @@ export class ControllerSimulator extends EventEmitter {
       this.publishStatus();
       return;
     }
-    this.removeHeld(command.credential_id, command.version, command.reason, true);
-    // applied=false only when a newer version is held and the command was ignored; a credential
-    // already gone (the cleared retained message came first) counts as applied.
-    const applied = !this.held.has(command.credential_id);
+    // The command completes a removal the cleared retained message began: that is its application.
+    const completes = this.tombstones.get(command.credential_id)?.awaitingCommand === true;
+    const applied = this.removeHeld(command.credential_id, command.version, command.reason, true) || completes;
     this.ack({ v: 1, op: 'remove', credential_id: command.credential_id, version: command.version, applied, at: this.now().toISOString() });
   }
 
@@ -312,7 +325,9 @@ export class ControllerSimulator extends EventEmitter {
     if (current && current.version > version) return false;
     const tomb = this.tombstones.get(credentialId);
     if (!current) {
-      if (tombstoneIfAbsent && (!tomb || tomb.version <= version)) this.setTombstone(credentialId, { version, reason, qrHash: tomb?.qrHash ?? null });
+      if (tombstoneIfAbsent && (!tomb || tomb.version <= version || tomb.awaitingCommand)) {
+        this.setTombstone(credentialId, { version: Math.max(version, tomb?.version ?? -1), reason, qrHash: tomb?.qrHash ?? null });
+      }
       return false;
     }
     this.dropHeld(current);

@@ -31,16 +31,23 @@ export async function openGuestData(
   if (passCreated.length === 0) return events as unknown as ProjectionEvent[];
   const keyIds = options.open ? [...new Set(passCreated.map((e) => sealedOf(e).keyId))] : [];
   const found = keyIds.length > 0 ? await keys.getMany(keyIds) : new Map<string, Buffer>();
+  // The passes of one request share one sealed box: open each box once (keyed by key, IV and tag).
+  const openedBoxes = new Map<string, GuestDetails>();
   return events.map((event) => {
     if (event.type !== 'PassCreated') return event as unknown as ProjectionEvent;
     const sealed = sealedOf(event);
     const key = options.open ? found.get(sealed.keyId) : undefined;
     let guest: GuestDetails | null = null;
     if (key) {
-      try {
-        guest = open<GuestDetails>(key, sealed);
-      } catch (error) {
-        throw new GuestDataError(event.id, error);
+      const box = `${sealed.keyId}:${sealed.iv}:${sealed.tag}`;
+      guest = openedBoxes.get(box) ?? null;
+      if (!guest) {
+        try {
+          guest = open<GuestDetails>(key, sealed);
+        } catch (error) {
+          throw new GuestDataError(event.id, error);
+        }
+        openedBoxes.set(box, guest);
       }
     }
     return { ...event, data: { ...(event.data as PassCreated['data']), guest } } as unknown as ProjectionEvent;

@@ -25,7 +25,7 @@ import {
 export interface PostgresEventStoreOptions {
   /** End the pool on close(); true when the store created it. */
   readonly ownsPool?: boolean;
-  /** Channel NOTIFYed by every append; subscriptions LISTEN on it. */
+  /** Channel NOTIFYed after every append commits; subscriptions LISTEN on it. */
   readonly channel?: string;
   /**
    * How often an idle subscription looks again without a notification: the oldest running
@@ -78,12 +78,14 @@ SELECT (SELECT revision FROM head) AS actual, last.stream_position AS revision,
        last.transaction_id::text AS commit, last.global_position::text AS prepare
 FROM (SELECT 1) AS one LEFT JOIN last ON true`;
 
+// ORDER BY names the table's columns explicitly: an unqualified name would bind to an output
+// column of the same name first, and a text cast of it would sort '10' before '9'.
 const READ_ALL_SQL = `SELECT ${COLUMNS} FROM events
 WHERE ${VISIBLE} AND (transaction_id, global_position) > ($1::xid8, $2::bigint)
-ORDER BY transaction_id, global_position LIMIT $3`;
+ORDER BY events.transaction_id, events.global_position LIMIT $3`;
 
 const HEAD_SQL = `SELECT transaction_id::text AS commit, global_position::text AS prepare FROM events
-WHERE ${VISIBLE} ORDER BY transaction_id DESC, global_position DESC LIMIT 1`;
+WHERE ${VISIBLE} ORDER BY events.transaction_id DESC, events.global_position DESC LIMIT 1`;
 
 interface EventRow {
   prepare: string;
@@ -139,6 +141,7 @@ export class PostgresEventStore implements EventStore {
           if (earlier) return earlier;
           throw new Error(`an event id of this append to ${streamName} is already recorded elsewhere`, { cause: error });
         }
+        if (error.constraint !== STREAM_POSITION_KEY) throw error;
         // A concurrent append took the revision we computed. 'any' only asks for some place at the end: try again.
         if (expected === 'any' && attempt < MAX_ANY_ATTEMPTS) continue;
         const earlier = await this.idempotentResult(streamName, events, expected);
@@ -340,7 +343,8 @@ class AppendNotifications {
 
   private ensureConnected(): void {
     if (this.closed || this.client || this.connecting || this.retryTimer) return;
-    const client = new pg.Client(this.config);
+    // keepAlive: a connection that died silently would otherwise leave us deaf until polling notices.
+    const client = new pg.Client({ ...this.config, keepAlive: true });
     this.connecting = (async () => {
       let failed = false;
       client.on('error', () => undefined); // handled by 'end' below

@@ -50,11 +50,12 @@ describe('organization API: API key authentication', function () {
   }
 
   it('accepts the key as Authorization: Bearer, as X-API-Key, and as both when they agree', async () => {
-    for (const headers of [
+    const ways: Array<Record<string, string>> = [
       { Authorization: `Bearer ${tenant.apiKey}` },
       { 'X-API-Key': tenant.apiKey },
       { Authorization: `bearer ${tenant.apiKey}`, 'X-API-Key': tenant.apiKey },
-    ]) {
+    ];
+    for (const headers of ways) {
       const res = await call('GET', '/api/v1/org/facilities', undefined, headers);
       expect(res.status, JSON.stringify(Object.keys(headers))).to.equal(200);
     }

@@ -1,0 +1,61 @@
+import { expect } from 'chai';
+import os from 'node:os';
+import path from 'node:path';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { loadConfig } from '../../shared/config.js';
+import { createLogger } from '../../shared/logger.js';
+import { startEmbedded } from '../../cli/embedded.js';
+import { freshDatabase } from '../support/database.js';
+
+describe('npm start (the embedded runner)', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  let databaseUrl: string;
+  const logger = createLogger('silent');
+
+  before(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'guestpass-embedded-'));
+    databaseUrl = await freshDatabase('embedded');
+  });
+  after(() => rm(dataDir, { recursive: true, force: true }));
+
+  const start = () =>
+    startEmbedded(loadConfig({ DATABASE_URL: databaseUrl, PORT: '0', GUESTPASS_DATA_DIR: dataDir, PROJECTION_WAIT_MS: '5000' }), logger);
+
+  it('seeds a demo organization on an empty log, serves it on one port, and seeds nothing on the next start', async () => {
+    const first = await start();
+    let publicId: string;
+    try {
+      expect(first.demoKey).to.match(/^svc_sk_/);
+      const auth = { Authorization: `Bearer ${first.demoKey}` };
+      const facilities = await fetch(`${first.baseUrl}/api/v1/org/facilities`, { headers: auth });
+      expect(facilities.status).to.equal(200);
+      const { facilities: list } = (await facilities.json()) as { facilities: Array<{ id: number; is_active: boolean }> };
+      expect(list).to.have.length(1);
+
+      const created = await fetch(`${first.baseUrl}/api/v1/org/passes`, {
+        method: 'POST',
+        headers: { ...auth, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ first_name: 'Grace', email: 'grace@example.com', arrival_date: '2030-01-02', facility_id: list[0]!.id }),
+      });
+      expect(created.status).to.equal(201);
+      publicId = ((await created.json()) as { public_id: string }).public_id;
+      // The cursor secret of the embedded default is generated once and kept with the data.
+      expect((await stat(path.join(dataDir, 'page-cursor.secret'))).mode & 0o077).to.equal(0);
+    } finally {
+      await first.stop();
+    }
+
+    const second = await start();
+    try {
+      expect(second.demoKey).to.equal(null);
+      const listed = await fetch(`${second.baseUrl}/api/v1/org/passes`, { headers: { 'X-API-Key': first.demoKey! } });
+      expect(listed.status).to.equal(200);
+      const page = (await listed.json()) as { items: Array<{ public_id: string }>; total: number };
+      expect(page.items.map((p) => p.public_id)).to.deep.equal([publicId]);
+      expect(page.total).to.equal(1);
+    } finally {
+      await second.stop();
+    }
+  });
+});

@@ -1,0 +1,113 @@
+import { expect } from 'chai';
+import { main, type Io } from '../../cli/guestpass.js';
+import { freshDatabase } from '../support/database.js';
+
+/** Runs the CLI in-process against one database, capturing what it prints. */
+function cli(databaseUrl: string) {
+  return async (...argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io: Io = { out: (l) => out.push(l), err: (l) => err.push(l) };
+    const code = await main(argv, io, { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', PROJECTION_WAIT_MS: '5000' });
+    return { code, out, err, json: () => JSON.parse(out.at(-1) ?? 'null') as Record<string, unknown> };
+  };
+}
+
+describe('operator CLI (npx guestpass)', function () {
+  this.timeout(60_000);
+  let run: ReturnType<typeof cli>;
+
+  before(async () => {
+    run = cli(await freshDatabase('cli'));
+  });
+
+  it('creates an organization, an admin, a facility and an API key, printing one JSON object each', async () => {
+    const org = await run('org', 'create', '--name', 'Acme', '--invite-allowance', '25', '--json');
+    expect(org.code).to.equal(0);
+    const orgId = org.json().id;
+    expect(orgId).to.be.a('number');
+
+    const user = await run('user', 'create', '--org', String(orgId), '--email', 'ada@acme.test', '--first-name', 'Ada', '--last-name', 'Lovelace',
+      '--password', 'correct horse battery', '--role', 'admin', '--role', 'self_invite', '--json');
+    expect(user.code, user.err.join('\n')).to.equal(0);
+    expect(user.json().id).to.be.a('number');
+
+    const facility = await run('facility', 'create', '--org', String(orgId), '--name', 'HQ', '--description', 'Front door', '--json');
+    expect(facility.code).to.equal(0);
+    expect(facility.json().id).to.be.a('number');
+
+    const key = await run('apikey', 'create', '--org', String(orgId), '--user', String(user.json().id), '--scopes', 'org:passes:read,org:passes:write',
+      '--allow-ip', '10.0.0.0/8', '--json');
+    expect(key.code, key.err.join('\n')).to.equal(0);
+    expect(key.json().api_key).to.match(/^svc_sk_[A-Za-z0-9_-]{43}$/);
+    expect(key.json().id).to.be.a('string');
+
+    const revoked = await run('apikey', 'revoke', String(key.json().id), '--json');
+    expect(revoked.json()).to.deep.equal({ id: key.json().id, revoked: true });
+    const again = await run('apikey', 'revoke', String(key.json().id), '--json');
+    expect(again.json().revoked).to.equal(false);
+
+    // The export is the auditor's view of the log: every fact, and no secret.
+    const exported = await run('events', 'export');
+    expect(exported.code).to.equal(0);
+    const lines = exported.out.map((l) => JSON.parse(l) as { type: string; stream: string; metadata: { actor: { kind: string } } });
+    expect(lines.map((l) => l.type)).to.include.members(['OrganizationCreated', 'UserAdded', 'RoleGranted', 'FacilityAdded', 'ApiKeyCreated', 'ApiKeyRevoked']);
+    expect(lines.every((l) => l.metadata.actor.kind === 'operator')).to.equal(true);
+    const text = exported.out.join('\n');
+    expect(text).not.to.include(String(key.json().api_key));
+    expect(text).not.to.include('correct horse battery');
+
+    const oneStream = await run('events', 'export', '--stream', `organization-${orgId}`);
+    expect(oneStream.out.map((l) => (JSON.parse(l) as { type: string }).type)).to.deep.equal(['OrganizationCreated']);
+  });
+
+  it('suspends, resumes and deactivates a facility, and reports a change that changes nothing', async () => {
+    const orgId = (await run('org', 'create', '--name', 'Beta', '--json')).json().id;
+    const id = String((await run('facility', 'create', '--org', String(orgId), '--name', 'Lab', '--json')).json().id);
+    expect((await run('facility', 'suspend', id, '--json')).json()).to.deep.equal({ id: Number(id), changed: true });
+    expect((await run('facility', 'resume', id, '--json')).json().changed).to.equal(true);
+    expect((await run('facility', 'deactivate', id, '--json')).json().changed).to.equal(true);
+    const suspendDeactivated = await run('facility', 'suspend', id, '--json');
+    expect(suspendDeactivated.code).to.equal(1);
+    expect(suspendDeactivated.json().error).to.equal('conflict');
+  });
+
+  it('reports every projection position and lag, and rebuilds one blue/green', async () => {
+    const status = await run('projections', 'status', '--json');
+    expect(status.code).to.equal(0);
+    const report = status.json() as { projections: Array<{ name: string; lag: number }> };
+    expect(report.projections.map((p) => p.name)).to.include.members(['pass_list', 'facilities', 'api_keys', 'users', 'organizations']);
+
+    const rebuilt = await run('projections', 'rebuild', 'facilities', '--json');
+    expect(rebuilt.code, rebuilt.err.join('\n')).to.equal(0);
+    const result = rebuilt.json() as { rebuilt: Array<{ name: string; generation: number }>; events: number };
+    expect(result.rebuilt).to.have.length(1);
+    expect(result.rebuilt[0]!.name).to.equal('facilities');
+    expect(result.rebuilt[0]!.generation).to.be.greaterThan(1);
+    expect(result.events).to.be.greaterThan(0);
+  });
+
+  it('refuses bad input with a usage error (exit 2) and a domain error with exit 1, never a stack trace for either', async () => {
+    const missing = await run('org', 'create', '--json');
+    expect(missing.code).to.equal(2);
+    expect(missing.json()).to.deep.include({ error: 'usage' });
+
+    const unknownFlag = await run('facility', 'create', '--org', '1', '--name', 'X', '--colour', 'red');
+    expect(unknownFlag.code).to.equal(2);
+    expect(unknownFlag.err.join('\n')).to.match(/colour/);
+
+    const notANumber = await run('user', 'create', '--org', 'abc', '--email', 'a@b.test', '--first-name', 'A', '--last-name', 'B');
+    expect(notANumber.code).to.equal(2);
+
+    const badRole = await run('user', 'create', '--org', '1', '--email', 'a@b.test', '--first-name', 'A', '--last-name', 'B', '--role', 'root');
+    expect(badRole.code).to.equal(2);
+
+    const noOrg = await run('facility', 'create', '--org', '999999', '--name', 'Ghost', '--json');
+    expect(noOrg.code).to.equal(1);
+    expect(noOrg.json().error).to.equal('not_found');
+    expect(noOrg.err.join('\n')).not.to.match(/\n\s+at /);
+
+    const unknown = await run('frobnicate');
+    expect(unknown.code).to.equal(2);
+  });
+});
