@@ -31,7 +31,10 @@ export interface Projection<Row extends object = object> {
   readonly opensGuestData?: boolean;
   /** The row an event concerns, or null when it concerns none. */
   keyOf(event: ProjectionEvent): RowKey | null;
-  /** New row, null to delete the row, undefined for no change. Must not mutate `row`. */
+  /**
+   * A new row object, null to delete the row, undefined (or `row` itself) for no change. Must
+   * not mutate `row`, which may also carry the runner's columns (copying them along is fine).
+   */
   apply(row: Row | undefined, event: ProjectionEvent): Row | null | undefined;
   /**
    * Creates one generation table: columns and primary key (upserts need it). The runner adds
@@ -86,27 +89,41 @@ export function keyString(key: RowKey): string {
 
 /**
  * Applies one event to one stored row: skipped when the row already carries this event's
- * position or a later one, otherwise applied and stamped with the event's position.
+ * position or a later one, otherwise applied and stamped with the event's position. The
+ * projection sees the stored row as is (its own columns plus the runner's, which it copies
+ * along and which are then overwritten): no copy per event, since rebuilds apply millions.
  */
 export function projectEvent(
   projection: AnyProjection,
   row: StoredRow | undefined,
   event: ProjectionEvent,
 ): StoredRow | null | undefined {
-  if (row && comparePositions(event.position, rowPosition(row)) <= 0) return undefined;
-  let next: object | null | undefined;
+  if (row && !isAfter(event.position, row)) return undefined;
+  let next: Record<string, unknown> | null | undefined;
   try {
-    next = projection.apply(row ? stripPosition(row) : undefined, event);
+    next = projection.apply(row, event) as Record<string, unknown> | null | undefined;
   } catch (error) {
     throw new PoisonEventError(projection.name, event.id, event.type, event.position, error);
   }
-  if (next === undefined || next === null) return next;
-  return { ...next, _commit: event.position.commit.toString(), _prepare: event.position.prepare.toString() };
+  // Returning the row it was given is no change (the contract forbids mutating it).
+  if (next === undefined || next === row) return undefined;
+  if (next === null) return null;
+  // `next` is the projection's fresh object: stamping it in place saves a copy.
+  next._commit = event.position.commit.toString();
+  next._prepare = event.position.prepare.toString();
+  return next as StoredRow;
 }
 
-function stripPosition(row: StoredRow): Record<string, unknown> {
-  const { _commit: _c, _prepare: _p, ...rest } = row;
-  return rest;
+/** event.position > the row's position, comparing the decimal strings without parsing them. */
+function isAfter(position: Position, row: StoredRow): boolean {
+  const c = compareDecimal(position.commit.toString(), String(row._commit));
+  return c !== 0 ? c > 0 : compareDecimal(position.prepare.toString(), String(row._prepare)) > 0;
+}
+
+/** Compares non-negative integers written in decimal without leading zeros. */
+function compareDecimal(a: string, b: string): number {
+  if (a.length !== b.length) return a.length - b.length;
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export interface RowChanges {

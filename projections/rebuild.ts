@@ -15,7 +15,7 @@ import type { Knex } from 'knex';
 import type pg from 'pg';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { comparePositions, positionToString, START, type Position, type RecordedEvent } from '../shared/event-store/event-store.js';
-import type { AnyProjection } from './projection.js';
+import { keysOf, keyString, projectBatch, type AnyProjection, type RowKey, type StoredRow } from './projection.js';
 import { ALL_PROJECTIONS, selectProjections } from './all-projections.js';
 import {
   CHECKPOINT_COLUMNS,
@@ -31,7 +31,7 @@ import {
   type CheckpointRecord,
 } from './generation-tables.js';
 import { openGuestData } from './guest-data.js';
-import { TableWriter } from './table-writer.js';
+import { TableWriter, type PreparedChanges } from './table-writer.js';
 import { encodeProgress, PROGRESS_CHANNEL } from './progress-channel.js';
 import { errorMessage, isDeterministic } from './errors.js';
 import type { ProjectionDeps } from './runner.js';
@@ -223,11 +223,10 @@ class Replay {
   }
 
   async run(): Promise<RebuildResult> {
-    let position = this.targets.map((t) => t.position).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
     await this.refreshHead(true);
-    position = await this.replay(position);
+    let position = await this.replay();
     await this.buildIndexes(position);
-    position = await this.replay(position); // what arrived while the indexes were built
+    position = await this.replay(); // what arrived while the indexes were built
     await this.options.beforeSwitch?.();
     this.report('switching', position);
     const oldTables = await this.withRetries(() => this.switchOver());
@@ -248,30 +247,91 @@ class Replay {
     return result;
   }
 
-  /** Replays pages until one comes back short: caught up with the log as it was a moment ago. */
-  private async replay(from: Position): Promise<Position> {
-    let position = from;
-    // Reads the next page while the current one is written: the two use different connections.
-    let next: Promise<RecordedEvent[]> | null = null;
-    for (;;) {
-      this.throwIfAborted();
-      const page = await (next ?? this.read(position));
-      next = null;
-      if (page.length === 0) break;
-      const full = page.length === this.batchSize;
-      if (full) {
-        next = this.read(page.at(-1)!.position);
-        next.catch(() => undefined); // awaited (and its error thrown) on the next turn
+  /**
+   * Replays pages until one comes back short (caught up with the log as it was a moment ago).
+   * Pipelined: while one page's rows are written, the next page is read, opened and projected
+   * over the rows that write is changing (kept in memory) and those already committed (loaded),
+   * so JavaScript and PostgreSQL work at the same time. Writes stay one at a time and in order,
+   * each with the rebuild checkpoint; a failed one restarts from the last committed page.
+   */
+  private replay(): Promise<Position> {
+    return this.withRetries(() => this.replayOnce());
+  }
+
+  private async replayOnce(): Promise<Position> {
+    let position = this.targets.map((t) => t.position).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
+    /** How far each target has been projected: committed, or in the write in flight. */
+    const projected = new Map(this.targets.map((t) => [t, t.position]));
+    /** Rows the write in flight changes (null: deleted), per target and key. */
+    let inFlight = new Map<Target, Map<string, StoredRow | null>>();
+    let writing: Promise<void> | null = null;
+    let reading: Promise<RecordedEvent[]> | null = null;
+    const loader = (await this.deps.knex.client.acquireConnection()) as pg.ClientBase;
+    try {
+      for (;;) {
+        this.throwIfAborted();
+        const page = await (reading ?? this.read(position));
+        reading = null;
+        if (page.length === 0) break;
+        const full = page.length === this.batchSize;
+        if (full) {
+          reading = this.read(page.at(-1)!.position); // the next page, while this one is worked on
+          reading.catch(() => undefined); // awaited (and its error thrown) on the next turn
+        }
+        const last = page.at(-1)!.position;
+        const behind = this.targets.filter((t) => comparePositions(last, projected.get(t)!) > 0);
+        const opened = await openGuestData(page, this.deps.subjectKeys, { open: behind.some((t) => t.projection.opensGuestData) });
+        const prepared: PreparedChanges[] = [];
+        const changing = new Map<Target, Map<string, StoredRow | null>>();
+        for (const target of behind) {
+          const from = projected.get(target)!;
+          const unseen = opened.filter((e) => comparePositions(e.position, from) > 0);
+          const pending = inFlight.get(target) ?? new Map<string, StoredRow | null>();
+          const keys = keysOf(target.projection, unseen);
+          const loaded = await this.writer.load(loader, target.projection, target.table, keys.filter((k) => !pending.has(keyString(k))), unseen);
+          for (const [k, row] of pending) if (row) loaded.set(k, row);
+          const changes = projectBatch(target.projection, loaded, unseen);
+          prepared.push(this.writer.prepare(target.projection, target.table, changes, unseen));
+          const rows = new Map<string, StoredRow | null>();
+          for (const row of changes.upserts) rows.set(keyString(row[target.projection.keyColumn] as RowKey), row);
+          for (const key of changes.deletes) rows.set(keyString(key), null);
+          changing.set(target, rows);
+        }
+        if (writing) await writing; // the previous page is committed before this one is sent
+        writing = this.savePage(prepared, behind, last).then(() => {
+          for (const target of behind) target.position = last;
+          this.events += page.length;
+        });
+        writing.catch(() => undefined); // awaited on the next turn or below
+        for (const target of behind) projected.set(target, last);
+        inFlight = changing;
+        position = last;
+        void this.refreshHead(false).catch(() => undefined);
+        this.report('replaying', position);
+        if (!full) break;
       }
-      const moved = await this.withRetries(() => inTransaction(this.deps.knex, (client) => this.applyPage(client, page, true)));
-      for (const [target, p] of moved) target.position = p;
-      position = page.at(-1)!.position;
-      this.events += page.length;
-      await this.refreshHead(false);
-      this.report('replaying', position);
-      if (!full) break;
+      if (writing) await writing;
+    } catch (error) {
+      // Let a write in flight settle before a retry reads the committed positions.
+      if (writing) await writing.catch(() => undefined);
+      throw error;
+    } finally {
+      await this.deps.knex.client.releaseConnection(loader);
     }
     return position;
+  }
+
+  /** One page's changes for every target, with the rebuild checkpoints, in one transaction. */
+  private savePage(prepared: readonly PreparedChanges[], targets: readonly Target[], last: Position): Promise<void> {
+    return inTransaction(this.deps.knex, async (client) => {
+      // Rebuild checkpoints are written with the rows, so a lost commit loses both and a resume re-reads.
+      await client.query('SET LOCAL synchronous_commit = off');
+      for (const changes of prepared) await this.writer.save(client, changes);
+      await client.query(
+        `UPDATE projection_rebuilds SET position_commit = $2, position_prepare = $3, updated_at = now() WHERE name = ANY($1)`,
+        [targets.map((t) => t.projection.name), last.commit.toString(), last.prepare.toString()],
+      );
+    });
   }
 
   private async buildIndexes(position: Position): Promise<void> {
@@ -304,7 +364,7 @@ class Replay {
       for (;;) {
         const page = await this.read(position);
         if (page.length === 0) break;
-        for (const [target, p] of await this.applyPage(client, page, false, reached)) reached.set(target, p);
+        for (const [target, p] of await this.applyPage(client, page, reached)) reached.set(target, p);
         position = page.at(-1)!.position;
         events += page.length;
       }
@@ -334,34 +394,19 @@ class Replay {
     return old;
   }
 
-  /**
-   * Applies a page to every target that has not seen it, in the caller's transaction. Returns
-   * where each target got to; the caller moves the in-memory positions only after COMMIT, so a
-   * retried transaction applies the page again rather than skipping it.
-   */
+  /** Applies a page, in the caller's transaction, to every target that has not seen it; returns where each got to. */
   private async applyPage(
     client: pg.ClientBase,
     page: readonly RecordedEvent[],
-    recordCheckpoint: boolean,
-    positions: ReadonlyMap<Target, Position> = new Map(this.targets.map((t) => [t, t.position])),
+    positions: ReadonlyMap<Target, Position>,
   ): Promise<Map<Target, Position>> {
-    // Rebuild checkpoints are written with the rows, so a lost commit loses both and a resume re-reads.
-    await client.query('SET LOCAL synchronous_commit = off');
     const last = page.at(-1)!.position;
     const behind = this.targets.filter((t) => comparePositions(last, positions.get(t)!) > 0);
-    const opensGuests = behind.some((t) => t.projection.opensGuestData);
-    const opened = await openGuestData(page, this.deps.subjectKeys, { open: opensGuests });
+    const opened = await openGuestData(page, this.deps.subjectKeys, { open: behind.some((t) => t.projection.opensGuestData) });
     const moved = new Map<Target, Position>();
     for (const target of behind) {
       const from = positions.get(target)!;
-      const unseen = opened.filter((e) => comparePositions(e.position, from) > 0);
-      await this.writer.write(client, target.projection, target.table, unseen);
-      if (recordCheckpoint) {
-        await client.query(
-          `UPDATE projection_rebuilds SET position_commit = $2, position_prepare = $3, updated_at = now() WHERE name = $1`,
-          [target.projection.name, last.commit.toString(), last.prepare.toString()],
-        );
-      }
+      await this.writer.write(client, target.projection, target.table, opened.filter((e) => comparePositions(e.position, from) > 0));
       moved.set(target, last);
     }
     return moved;
@@ -403,8 +448,8 @@ class Replay {
   private async refreshHead(force: boolean): Promise<void> {
     const now = performance.now();
     if (!force && now - this.headReadAt < 2000) return;
-    this.head = await this.deps.store.headPosition();
     this.headReadAt = now;
+    this.head = await this.deps.store.headPosition();
   }
 
   private report(phase: RebuildPhase, position: Position): void {

@@ -1,8 +1,18 @@
 // Applies a batch of events to one generation table: loads the rows the batch touches in one
 // query, projects in memory (projection.ts), and writes the net changes with one bulk upsert and
-// one delete. Runs inside the caller's transaction, which also moves the checkpoint.
+// one delete. The live runner does all three in its batch transaction (write); a rebuild calls
+// the steps apart (load, save) to overlap its JavaScript work with the database's.
 import type pg from 'pg';
-import { keysOf, keyString, projectBatch, type AnyProjection, type ProjectionEvent, type StoredRow } from './projection.js';
+import {
+  keysOf,
+  keyString,
+  projectBatch,
+  type AnyProjection,
+  type ProjectionEvent,
+  type RowChanges,
+  type RowKey,
+  type StoredRow,
+} from './projection.js';
 import { quoteIdent, tableColumns } from './generation-tables.js';
 
 export interface WriteResult {
@@ -10,6 +20,16 @@ export interface WriteResult {
   readonly applied: number;
   readonly upserted: number;
   readonly deleted: number;
+}
+
+/** Changes ready to send: the upserts already serialised. */
+export interface PreparedChanges {
+  readonly projection: AnyProjection;
+  readonly table: string;
+  readonly upsertJson: string | null;
+  readonly deletes: readonly RowKey[];
+  readonly firstEventId: string;
+  readonly lastEventId: string;
 }
 
 /** A database error writing a projection's rows, tagged with the projection and the batch. */
@@ -32,29 +52,58 @@ export class TableWriter {
   /** Upsert statement per table: the column list comes from the catalogue once. */
   private readonly upserts = new Map<string, Promise<string>>();
 
+  /** Load, project and save in the caller's transaction. */
   async write(client: pg.ClientBase, projection: AnyProjection, table: string, events: readonly ProjectionEvent[]): Promise<WriteResult> {
     const keys = keysOf(projection, events); // PoisonEventError propagates untouched
     if (keys.length === 0) return { applied: 0, upserted: 0, deleted: 0 };
-    const pk = quoteIdent(projection.keyColumn);
-    const t = quoteIdent(table);
-    let loaded: Map<string, StoredRow>;
-    try {
-      const { rows } = await client.query<StoredRow>(`SELECT * FROM ${t} WHERE ${pk} = ANY($1)`, [keys]);
-      loaded = new Map(rows.map((row) => [keyString(row[projection.keyColumn] as string | number), row]));
-    } catch (error) {
-      throw this.tagged(projection, events, error);
-    }
+    const loaded = await this.load(client, projection, table, keys, events);
     const changes = projectBatch(projection, loaded, events);
-    try {
-      if (changes.deletes.length > 0) await client.query(`DELETE FROM ${t} WHERE ${pk} = ANY($1)`, [changes.deletes]);
-      if (changes.upserts.length > 0) {
-        // One parameter however many rows: no bind-parameter limit, one round trip.
-        await client.query(await this.upsertSql(client, projection, table), [JSON.stringify(changes.upserts)]);
-      }
-    } catch (error) {
-      throw this.tagged(projection, events, error);
-    }
+    await this.save(client, this.prepare(projection, table, changes, events));
     return { applied: changes.applied, upserted: changes.upserts.length, deleted: changes.deletes.length };
+  }
+
+  /** The stored rows of `keys`, by keyString. */
+  async load(
+    client: pg.ClientBase,
+    projection: AnyProjection,
+    table: string,
+    keys: readonly RowKey[],
+    events: readonly ProjectionEvent[],
+  ): Promise<Map<string, StoredRow>> {
+    if (keys.length === 0) return new Map();
+    try {
+      const { rows } = await client.query<StoredRow>(
+        `SELECT * FROM ${quoteIdent(table)} WHERE ${quoteIdent(projection.keyColumn)} = ANY($1)`,
+        [keys],
+      );
+      return new Map(rows.map((row) => [keyString(row[projection.keyColumn] as RowKey), row]));
+    } catch (error) {
+      throw tagged(projection.name, events[0]?.id, events.at(-1)?.id, error);
+    }
+  }
+
+  prepare(projection: AnyProjection, table: string, changes: RowChanges, events: readonly ProjectionEvent[]): PreparedChanges {
+    return {
+      projection,
+      table,
+      // One parameter however many rows: no bind-parameter limit, one round trip.
+      upsertJson: changes.upserts.length > 0 ? JSON.stringify(changes.upserts) : null,
+      deletes: changes.deletes,
+      firstEventId: events[0]?.id ?? '-',
+      lastEventId: events.at(-1)?.id ?? '-',
+    };
+  }
+
+  async save(client: pg.ClientBase, changes: PreparedChanges): Promise<void> {
+    const { projection, table } = changes;
+    try {
+      if (changes.deletes.length > 0) {
+        await client.query(`DELETE FROM ${quoteIdent(table)} WHERE ${quoteIdent(projection.keyColumn)} = ANY($1)`, [changes.deletes]);
+      }
+      if (changes.upsertJson !== null) await client.query(await this.upsertSql(client, projection, table), [changes.upsertJson]);
+    } catch (error) {
+      throw tagged(projection.name, changes.firstEventId, changes.lastEventId, error);
+    }
   }
 
   private upsertSql(client: pg.ClientBase, projection: AnyProjection, table: string): Promise<string> {
@@ -74,8 +123,8 @@ export class TableWriter {
     }
     return sql;
   }
+}
 
-  private tagged(projection: AnyProjection, events: readonly ProjectionEvent[], error: unknown): ProjectionWriteError {
-    return new ProjectionWriteError(projection.name, events[0]?.id ?? '-', events.at(-1)?.id ?? '-', error);
-  }
+function tagged(projection: string, first: string | undefined, last: string | undefined, error: unknown): ProjectionWriteError {
+  return new ProjectionWriteError(projection, first ?? '-', last ?? '-', error);
 }

@@ -18,14 +18,11 @@ import { listOrgPassesRoute } from './org-passes/list-org-passes.js';
 import { listFacilitiesRoute } from './facilities/list-facilities.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
 
-export interface QueryAppConfig extends Pick<Config, 'trustProxy'> {
-  /**
-   * Secret (at least 32 bytes) that signs page cursors. PAGE_CURSOR_SECRET once config.ts has
-   * it; when absent a random one is made at start, so cursors die with the process and are not
-   * shared between replicas.
-   */
-  readonly pageCursorSecret?: string | null;
-}
+/**
+ * `pageCursorSecret` (PAGE_CURSOR_SECRET) signs page cursors; when null a random one is made at
+ * start, so cursors die with the process and are not shared between replicas.
+ */
+export type QueryAppConfig = Pick<Config, 'trustProxy' | 'pageCursorSecret'>;
 
 export interface QueryAppDeps {
   readonly db: Knex;
@@ -40,7 +37,7 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
   if (!pageCursorSecret) {
     deps.logger.warn('PAGE_CURSOR_SECRET is not set: page cursors are signed with a per-process random key');
   }
-  const cursor = new PageCursor(pageCursorSecret || null);
+  const cursor = new PageCursor(pageCursorSecret);
   const authenticate = apiKeyAuth({ db: deps.db, trustProxy });
   const orgApiLimit = (deps.orgApiRateLimiter ?? new RateLimiter('org-api')).middleware({ trustProxy, pathPrefix: ORG_API_PREFIX });
 

@@ -22,8 +22,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'query-service');
   const db = createKnex(await databaseUrl(config), { max: 20 });
-  // TODO(lead): PAGE_CURSOR_SECRET belongs in shared/config.ts as `pageCursorSecret`; until it
-  // is there, createQueryApp signs cursors with a per-process random key (and logs a warning).
+  // Give every replica the same PAGE_CURSOR_SECRET, or a cursor only works on the replica that made it.
   const app = createQueryApp({ db, logger, config });
   const server = http.createServer(app.callback());
   server.listen(config.port, config.host, () => logger.info({ host: config.host, port: config.port }, 'query service listening'));

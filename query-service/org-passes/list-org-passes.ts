@@ -3,7 +3,7 @@
 // names, email or phone (pg_trgm index on pass_list.search_text).
 import Router from '@koa/router';
 import type { Knex } from 'knex';
-import { READ_MODELS } from '../../shared/db/read-models.js';
+import { READ_MODELS, type OrganizationRow } from '../../shared/db/read-models.js';
 import type { HttpState } from '../../shared/http/http-state.js';
 import { validateQuery, type JsonSchema } from '../../shared/http/schema-validation.js';
 import type { KeysetPosition, PageCursor } from '../../shared/http/page-cursor.js';
@@ -66,9 +66,15 @@ interface PassPageRow extends Omit<OrgPassItem, 'created_at'> {
   cursor_at: string;
 }
 
-/** Lower-cased like pass_list.search_text; LIKE wildcards in the term match themselves. */
+/** Trimmed and lower-cased like pass_list.search_text; blank is no search. Cursors bind to this form. */
+export function normaliseSearch(raw: string | undefined): string | null {
+  const term = raw?.trim().toLowerCase();
+  return term ? term : null;
+}
+
+/** A substring pattern in which LIKE wildcards of the term match themselves. */
 export function likePattern(search: string): string {
-  return `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 export async function listOrgPasses(
@@ -92,15 +98,16 @@ export async function listOrgPasses(
   if (options.search !== null) query.whereRaw(`p.search_text LIKE ? ESCAPE '\\'`, [likePattern(options.search)]);
   if (options.after) query.whereRaw('(p.created_at, p.pass_id) < (?::timestamptz, ?)', [options.after.createdAt, options.after.id]);
 
-  const total =
+  // `total` is the organization's counter, not a count(*) over millions of rows; unknown while searching.
+  const count =
     options.search === null
-      ? db(READ_MODELS.organizations).where({ org_id: orgId }).first('pass_count')
-      : Promise.resolve(undefined);
-  const [rows, organization] = await Promise.all([query as Promise<PassPageRow[]>, total]);
+      ? db<OrganizationRow>(READ_MODELS.organizations).where({ org_id: orgId }).first('pass_count')
+      : null;
+  const [rows, organization] = await Promise.all([query as Promise<PassPageRow[]>, count]);
   return {
     rows: rows.slice(0, options.limit),
     hasMore: rows.length > options.limit,
-    total: options.search === null ? Number((organization as { pass_count?: number } | undefined)?.pass_count ?? 0) : null,
+    total: count === null ? null : Number(organization?.pass_count ?? 0),
   };
 }
 
@@ -125,7 +132,7 @@ export function listOrgPassesRoute(router: Router<HttpState>, deps: { db: Knex; 
   router.get('/passes', deps.authenticate, requireScope('org:passes:read'), validateQuery(listPassesQuerySchema), async (ctx) => {
     const principal = requirePrincipal(ctx.state);
     const { limit, cursor, search: rawSearch } = ctx.state.query as unknown as ListPassesQuery;
-    const search = rawSearch?.trim() ? rawSearch.trim().toLowerCase() : null;
+    const search = normaliseSearch(rawSearch);
     const binding = { list: `org-passes:${principal.orgId}`, search };
     const after = cursor === undefined ? null : deps.cursor.decode(cursor, binding);
     const { rows, hasMore, total } = await listOrgPasses(deps.db, principal.orgId, { limit, after, search });

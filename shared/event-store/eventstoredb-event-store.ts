@@ -74,8 +74,8 @@ export class EventStoreDbEventStore implements EventStore {
         ),
         { expectedRevision },
       );
-      if (!result.position) throw new Error('EventStoreDB returned no position for the append (server older than 22.6?)');
-      return { nextExpectedRevision: Number(result.nextExpectedRevision), position: result.position };
+      const position = result.position ?? (await this.positionOf(streamName, result.nextExpectedRevision));
+      return { nextExpectedRevision: Number(result.nextExpectedRevision), position };
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) {
         const actual = error.actualVersion === NO_STREAM ? 'no_stream' : Number(error.actualVersion);
@@ -83,6 +83,13 @@ export class EventStoreDbEventStore implements EventStore {
       }
       throw error;
     }
+  }
+
+  /** The server answers a repeated (idempotent) append without a position: the last event of the append has it. */
+  private async positionOf(streamName: string, revision: bigint): Promise<Position> {
+    const [last] = await this.readStream(streamName, { fromRevision: Number(revision), maxCount: 1 });
+    if (!last) throw new Error(`EventStoreDB reported ${streamName} at revision ${revision}, which cannot be read`);
+    return last.position;
   }
 
   async readStream(streamName: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

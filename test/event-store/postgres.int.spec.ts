@@ -213,6 +213,76 @@ describe(`PostgreSQL event store (${databaseKind()} server)`, function () {
     });
   });
 
+  // With polling slowed to a minute, only a notification can deliver within these tests' time.
+  describe('notifications', () => {
+    const stores: PostgresEventStore[] = [];
+    const open = (pollIntervalMs = 60_000) => {
+      const store = createPostgresEventStore(url, { pollIntervalMs });
+      stores.push(store);
+      return store;
+    };
+    afterEach(async () => {
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+    });
+
+    async function listeningBackends(): Promise<number[]> {
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        const { rows } = await admin.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`,
+        );
+        return rows.map((r) => r.pid);
+      } finally {
+        await admin.end();
+      }
+    }
+
+    it('wake a subscription at once for an append by this process and by another', async () => {
+      const reader = open();
+      const writer = open();
+      const head = await reader.headPosition();
+      const stream = uniqueStream();
+      const collector = new Collector((s) => s === stream);
+      reader.subscribeToAll({ after: head, onEvents: collector.onEvents });
+      await eventually(async () => (await listeningBackends()).length > 0, 5_000, 'the LISTEN connection');
+
+      await writer.appendToStream(stream, [newEvent()], 'no_stream'); // another process: NOTIFY
+      await eventually(() => collector.events.length === 1, 3_000, 'the event from another process');
+      await reader.appendToStream(stream, [newEvent()], 0); // this process: woken directly
+      await eventually(() => collector.events.length === 2, 3_000, 'the event from this process');
+    });
+
+    it('resume after the LISTEN connection is lost', async () => {
+      const reader = open();
+      const writer = open();
+      const head = await reader.headPosition();
+      const stream = uniqueStream();
+      const collector = new Collector((s) => s === stream);
+      reader.subscribeToAll({ after: head, onEvents: collector.onEvents });
+      await eventually(async () => (await listeningBackends()).length > 0, 5_000, 'the LISTEN connection');
+
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        for (const pid of await listeningBackends()) await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      } finally {
+        await admin.end();
+      }
+      await eventually(async () => (await listeningBackends()).length > 0, 5_000, 'the LISTEN connection to come back');
+      await writer.appendToStream(stream, [newEvent()], 'no_stream');
+      await eventually(() => collector.events.length === 1, 3_000, 'the event after reconnecting');
+    });
+
+    it('release the LISTEN connection when the last subscription stops', async () => {
+      const reader = open();
+      const sub = reader.subscribeToAll({ after: await reader.headPosition(), onEvents: async () => undefined });
+      await eventually(async () => (await listeningBackends()).length > 0, 5_000, 'the LISTEN connection');
+      await sub.stop();
+      await eventually(async () => (await listeningBackends()).length === 0, 5_000, 'the LISTEN connection to close');
+    });
+  });
+
   describe('positions and numbers', () => {
     it('keeps positions exact as bigint whatever int8 parser the process installed', async () => {
       // shared/db/knex.ts parses int8 as numbers; positions must not depend on it.

@@ -24,6 +24,7 @@ export async function startChild(entry: string, env: Record<string, string>, tim
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${entry} not ready within ${timeoutMs} ms: ${stderr}`)), timeoutMs);
     child.stdout!.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
       if (chunk.toString().includes('ready')) {
         clearTimeout(timer);
         resolve();
