@@ -8,6 +8,7 @@
 // with a key each, to show what the stack does when that stream is not the limit.
 // Targets: at least 500 creates/s, p99 under 50 ms.
 import http from 'node:http';
+import os from 'node:os';
 import { startStack, passBody } from '../test/support/stack.js';
 import { stopTestDatabases, databaseKind } from '../test/support/database.js';
 
@@ -94,6 +95,7 @@ async function main(): Promise<void> {
   console.log(`  throughput    ${throughput.toFixed(0)} creates/s   (target >= 500/s: ${throughput >= 500 ? 'met' : 'NOT met'})`);
   console.log(`  latency       p50 ${ms(percentile(latencies, 50))}   p95 ${ms(percentile(latencies, 95))}   p99 ${ms(p99)}   max ${ms(latencies.at(-1) ?? NaN)}`);
   console.log(`  p99 target    < 50 ms: ${p99 < 50 ? 'met' : 'NOT met'}`);
+  console.log(`  machine       ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (other work on the machine skews the tail)`);
 
   agent.destroy();
   await stack.stop();

@@ -52,7 +52,10 @@ async function seedDemo(runtime: Runtime, logger: Logger): Promise<string | null
 
 export async function startEmbedded(config: Config, logger: Logger) {
   const runtime = await openRuntime(config, logger);
-  const runner = new ProjectionRunner({ knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger });
+  const runner = new ProjectionRunner(
+    { knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger },
+    { onProgress: (progress) => runtime.watermark.observe(progress) },
+  );
   await runner.start();
   const demoKey = await seedDemo(runtime, logger);
 

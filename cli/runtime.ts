@@ -29,6 +29,8 @@ export interface Runtime {
   readonly knex: Knex;
   readonly store: EventStore;
   readonly deps: CommandDeps;
+  /** Feed an in-process projection runner's progress to it (observe) to skip the NOTIFY round trip. */
+  readonly watermark: PostgresReadModelWatermark;
   /** Set when this process started the embedded PostgreSQL server. */
   readonly embedded: EmbeddedServer | null;
   close(): Promise<void>;
@@ -104,6 +106,7 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     knex,
     store,
     deps,
+    watermark,
     embedded,
     async close() {
       await watermark.close();

@@ -121,6 +121,8 @@ export type Status =
       readonly digest: string;
       readonly credential_count: number;
       readonly at: string;
+      /** Set by the software simulator, which also answers `guestpass door scan`. */
+      readonly simulator?: boolean;
     }
   | { readonly v: 1; readonly state: 'offline'; readonly at?: string };
 

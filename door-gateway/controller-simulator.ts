@@ -416,7 +416,14 @@ export class ControllerSimulator extends EventEmitter {
 
   private publishStatus(): void {
     if (!this.client?.connected) return;
-    const status: Status = { v: 1, state: 'online', digest: this.digest.hex, credential_count: this.held.size, at: this.now().toISOString() };
+    const status: Status = {
+      v: 1,
+      state: 'online',
+      digest: this.digest.hex,
+      credential_count: this.held.size,
+      at: this.now().toISOString(),
+      ...((this.options.acceptScanRequests ?? true) ? { simulator: true } : {}),
+    };
     publish(this.client, topics.controller(this.facilityId, this.controllerId, 'status'), JSON.stringify(status), true).catch(() => undefined);
     this.emit('status', status);
   }

@@ -332,9 +332,11 @@ export class DoorGateway extends EventEmitter {
   private async reconcile(link: MqttClient): Promise<void> {
     const started = Date.now();
     const retained = new Map<string, Buffer>();
-    // A marker published after SUBACK reaches us after the retained messages (one connection,
-    // ordered); the quiet period covers brokers that stream retained messages asynchronously.
-    // Facility 0 is reserved for it (facility ids start at 1).
+    // QoS 0 for this read: brokers queue QoS 1 deliveries per client and drop beyond the limit
+    // (Mosquitto's max_queued_messages, 1000 by default), which would hide most of a large
+    // retained set; QoS 0 deliveries go straight to the socket, in order. A marker published
+    // after SUBACK therefore reaches us after the retained messages; the quiet period covers
+    // brokers that stream retained messages asynchronously. Facility 0 is reserved for it.
     const marker = topics.credential(0, `_reconcile-${randomUUID()}`);
     let markerSeen = false;
     let lastRetainedAt = Date.now();
@@ -346,7 +348,7 @@ export class DoorGateway extends EventEmitter {
       }
     };
     try {
-      await subscribe(link, [topics.allCredentials]);
+      await subscribe(link, [topics.allCredentials], 0);
       await publish(link, marker, '', false);
       const deadline = Date.now() + 30_000;
       while (!(markerSeen && Date.now() - lastRetainedAt >= 150) && Date.now() < deadline) await sleep(25);

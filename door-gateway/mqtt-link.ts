@@ -57,9 +57,9 @@ export function publish(client: MqttClient, topic: string, payload: string | Buf
   });
 }
 
-export function subscribe(client: MqttClient, topics: readonly string[]): Promise<void> {
+export function subscribe(client: MqttClient, topics: readonly string[], qos: 0 | 1 = 1): Promise<void> {
   return new Promise((resolve, reject) => {
-    client.subscribe([...topics], { qos: 1 }, (error, granted) => {
+    client.subscribe([...topics], { qos }, (error, granted) => {
       if (error) return reject(error);
       const refused = granted?.find((g) => g.qos === 128);
       if (refused) return reject(new Error(`broker refused subscription to ${refused.topic}`));

@@ -74,14 +74,13 @@ export async function createGenerationTable(
   return table;
 }
 
-/** Builds a table's secondary indexes over the rows already in it. */
+/**
+ * Builds a table's secondary indexes over the rows already in it. `knex` is the pool, not a
+ * transaction: a projection may build its indexes side by side (CREATE INDEX statements on one
+ * table do not block each other), each on a connection of its own.
+ */
 export async function createIndexes(knex: Knex, projection: AnyProjection, table: string): Promise<void> {
-  if (!projection.createIndexes) return;
-  await knex.transaction(async (trx) => {
-    // Sorting in memory rather than in temporary files makes a large build several times faster.
-    await trx.raw("SET LOCAL maintenance_work_mem = '256MB'");
-    await projection.createIndexes!(trx, table);
-  });
+  await projection.createIndexes?.(knex, table);
 }
 
 /** The table's columns in order, from the catalogue. */

@@ -87,7 +87,9 @@ interface Target {
   indexed: boolean;
 }
 
-const DEFAULT_BATCH_SIZE = 5000;
+// Pages of a few thousand events: big enough to amortise round trips, small enough that a page
+// dies young in the garbage collector (larger pages measured slower).
+const DEFAULT_BATCH_SIZE = 2000;
 const PAGE_RETRIES = 5;
 
 export async function rebuildProjection(name: string, deps: ProjectionDeps, options: RebuildOptions = {}): Promise<RebuildResult> {
@@ -334,15 +336,19 @@ class Replay {
     });
   }
 
+  /** Every target's secondary indexes, side by side (one connection each). */
   private async buildIndexes(position: Position): Promise<void> {
-    for (const target of this.targets) {
-      if (target.indexed) continue;
-      this.throwIfAborted();
-      this.report('indexing', position);
-      await createIndexes(this.deps.knex, target.projection, target.table);
-      await this.deps.knex.raw('UPDATE projection_rebuilds SET indexed = true, updated_at = now() WHERE name = ?', [target.projection.name]);
-      target.indexed = true;
-    }
+    this.throwIfAborted();
+    this.report('indexing', position);
+    await Promise.all(
+      this.targets
+        .filter((t) => !t.indexed)
+        .map(async (target) => {
+          await createIndexes(this.deps.knex, target.projection, target.table);
+          await this.deps.knex.raw('UPDATE projection_rebuilds SET indexed = true, updated_at = now() WHERE name = ?', [target.projection.name]);
+          target.indexed = true;
+        }),
+    );
   }
 
   /**

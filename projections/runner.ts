@@ -31,6 +31,7 @@ import { ProjectionWriteError, TableWriter } from './table-writer.js';
 import { encodeProgress, PROGRESS_CHANNEL, type ProjectionProgress } from './progress-channel.js';
 import { CheckpointMissing, errorMessage, isDeterministic } from './errors.js';
 import { rebuildProjections } from './rebuild.js';
+import { InvalidEventError } from '../shared/event-store/validating-event-store.js';
 
 export type { ProjectionProgress };
 
@@ -95,6 +96,8 @@ export class ProjectionRunner {
   /** The position the current subscription has delivered up to (its batches follow it). */
   private after: Position | null = null;
   private batches = 0;
+  private subscriptionFailures = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
   private readonly background = new Set<Promise<void>>();
   private started = false;
   private stopping = false;
@@ -131,6 +134,8 @@ export class ProjectionRunner {
     if (this.stopping) return;
     this.stopping = true;
     this.abort.abort();
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
     const subscription = this.subscription;
     this.subscription = null;
     this.subscriptionId++;
@@ -168,15 +173,33 @@ export class ProjectionRunner {
   private onSubscriptionError(id: number, error: unknown): void {
     if (error instanceof Stopped || id !== this.subscriptionId || this.stopping) return;
     if (error instanceof Resubscribe) {
-      const ended = this.subscription;
-      this.subscription = null;
-      // Called from the ending subscription's own loop: let it finish rather than wait for it here.
-      void ended?.stop().catch(() => undefined);
-      this.subscribe();
+      this.restartSubscription(0);
       return;
     }
-    // The adapter reports a failed read and retries it itself.
-    this.logger.warn({ err: error }, 'event store subscription error');
+    if (error instanceof InvalidEventError) {
+      // No projection can read past it: stop them all, loudly, with the event named.
+      const names = this.live().map((t) => t.projection.name);
+      void this.fail(names, error).then(() => this.restartSubscription(0));
+      return;
+    }
+    // A failed read. Some adapters retry it, others end the subscription: either way, start a
+    // fresh one from the committed checkpoints after a pause, so following never silently stops.
+    const delay = this.backoff(this.subscriptionFailures++);
+    this.logger.warn({ err: error, retryInMs: delay }, 'event store subscription error; resubscribing');
+    this.restartSubscription(delay);
+  }
+
+  private restartSubscription(delayMs: number): void {
+    const ended = this.subscription;
+    this.subscription = null;
+    this.subscriptionId++; // a late batch of the ended subscription is refused
+    // Possibly called from the ending subscription's own loop: let it finish rather than wait here.
+    void ended?.stop().catch(() => undefined);
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      this.subscribe();
+    }, delayMs);
   }
 
   /**
@@ -189,6 +212,7 @@ export class ProjectionRunner {
       try {
         await this.processBatch(events);
         this.after = events.at(-1)?.position ?? this.after;
+        this.subscriptionFailures = 0;
         return;
       } catch (error) {
         if (error instanceof Resubscribe) throw error;
@@ -245,18 +269,23 @@ export class ProjectionRunner {
         const unseen = opened.filter((e) => comparePositions(e.position, checkpoint.position) > 0);
         if (unseen.length > 0) await this.writer.write(client, t.projection, checkpoint.tableName, unseen);
         if (comparePositions(last, checkpoint.position) > 0) {
-          await client.query(
-            `UPDATE projection_checkpoints SET position_commit = $2, position_prepare = $3, error = NULL, updated_at = now()
-             WHERE name = $1`,
-            [name, last.commit.toString(), last.prepare.toString()],
-          );
           moved.push({ name, position: last });
           reached.set(name, last);
         } else {
           reached.set(name, checkpoint.position); // a rebuild already switched it further
         }
       }
-      if (moved.length > 0) await client.query('SELECT pg_notify($1, $2)', [PROGRESS_CHANNEL, encodeProgress(moved)]);
+      if (moved.length > 0) {
+        // Every moved checkpoint goes to the batch's last position; one statement moves them and notifies.
+        await client.query(
+          `WITH moved AS (
+             UPDATE projection_checkpoints SET position_commit = $2, position_prepare = $3, error = NULL, updated_at = now()
+             WHERE name = ANY($1)
+           )
+           SELECT pg_notify($4, $5)`,
+          [moved.map((m) => m.name), last.commit.toString(), last.prepare.toString(), PROGRESS_CHANNEL, encodeProgress(moved)],
+        );
+      }
       await this.options.beforeCommit?.({ number, events }, client);
       return { reached, moved, versionChanged };
     });
@@ -304,7 +333,8 @@ export class ProjectionRunner {
         {
           err: error,
           projection: name,
-          eventId: error instanceof PoisonEventError || error instanceof GuestDataError ? error.eventId : undefined,
+          eventId:
+            error instanceof PoisonEventError || error instanceof GuestDataError || error instanceof InvalidEventError ? error.eventId : undefined,
           position: positionToString(t.position),
         },
         `projection ${name} STOPPED: ${message}`,

@@ -2,7 +2,8 @@
 // `svc_sk_` + 256 random bits, returned exactly once; the event keeps only its SHA-256. The key
 // acts for an admin of the organization: passes it creates are attributed to and counted against
 // that admin.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { API_KEY_PREFIX, hashApiKey } from '../../shared/auth/api-key-auth.js';
 import type { CommandDeps } from '../command-deps.js';
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
 import type { Position } from '../../shared/event-store/event-store.js';
@@ -12,7 +13,6 @@ import { hasRole, userDecider, userInOrg } from '../../shared/domain/user-decide
 import { parseIsoInstant } from '../../shared/domain/iso-time.js';
 import { ConflictError, ValidationError } from '../../shared/errors.js';
 
-export const API_KEY_PREFIX = 'svc_sk_';
 
 export interface CreateApiKeyInput {
   readonly orgId: number;
@@ -55,7 +55,7 @@ export async function createApiKey(deps: CommandDeps, input: CreateApiKeyInput, 
 
   const keyId = `key_${randomBytes(12).toString('hex')}`;
   const apiKey = `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
-  const keyHash = createHash('sha256').update(apiKey, 'utf8').digest('hex');
+  const keyHash = hashApiKey(apiKey);
   const result = await deps.handler.handle(
     streams.apiKey(keyId),
     apiKeyDecider,

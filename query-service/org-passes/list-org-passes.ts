@@ -64,6 +64,8 @@ interface PassPageRow extends Omit<OrgPassItem, 'created_at'> {
   created_at: Date;
   /** created_at exactly as stored (microseconds), for the cursor. */
   cursor_at: string;
+  /** organizations.pass_count, selected along when there is no search. */
+  org_pass_count?: number;
 }
 
 /** Trimmed and lower-cased like pass_list.search_text; blank is no search. Cursors bind to this form. */
@@ -98,17 +100,23 @@ export async function listOrgPasses(
   if (options.search !== null) query.whereRaw(`p.search_text LIKE ? ESCAPE '\\'`, [likePattern(options.search)]);
   if (options.after) query.whereRaw('(p.created_at, p.pass_id) < (?::timestamptz, ?)', [options.after.createdAt, options.after.id]);
 
-  // `total` is the organization's counter, not a count(*) over millions of rows; unknown while searching.
-  const count =
-    options.search === null
-      ? db<OrganizationRow>(READ_MODELS.organizations).where({ org_id: orgId }).first('pass_count')
-      : null;
-  const [rows, organization] = await Promise.all([query as Promise<PassPageRow[]>, count]);
-  return {
-    rows: rows.slice(0, options.limit),
-    hasMore: rows.length > options.limit,
-    total: count === null ? null : Number(organization?.pass_count ?? 0),
-  };
+  // `total` is the organization's counter, not a count(*) over millions of rows, and unknown
+  // while searching. It rides along in the page query (one round trip); only an empty page
+  // needs a query of its own.
+  if (options.search === null) {
+    query.select(db(READ_MODELS.organizations).where({ org_id: orgId }).select('pass_count').as('org_pass_count'));
+  }
+  const rows = (await query) as PassPageRow[];
+  let total: number | null = null;
+  if (options.search === null) {
+    total = rows[0] ? Number(rows[0].org_pass_count) : await passCount(db, orgId);
+  }
+  return { rows: rows.slice(0, options.limit), hasMore: rows.length > options.limit, total };
+}
+
+async function passCount(db: Knex, orgId: number): Promise<number> {
+  const organization = await db<OrganizationRow>(READ_MODELS.organizations).where({ org_id: orgId }).first('pass_count');
+  return Number(organization?.pass_count ?? 0);
 }
 
 function toItem(row: PassPageRow): OrgPassItem {

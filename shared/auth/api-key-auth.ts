@@ -15,8 +15,10 @@ import { ipAllowed } from './ip-allowlist.js';
 import type { ApiKeyPrincipal } from './principal.js';
 
 export const API_KEY_PREFIX = 'svc_sk_';
-const API_KEY_FORMAT = /^svc_sk_[A-Za-z0-9_-]{20,200}$/;
+/** Prefix and a base64url secret (43 characters for 256 bits); anything else is never looked up. */
+const API_KEY_FORMAT = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{20,200}$`);
 
+/** How a key is stored and looked up: SHA-256 of the whole key, hex. */
 export function hashApiKey(apiKey: string): string {
   return createHash('sha256').update(apiKey, 'utf8').digest('hex');
 }

@@ -1,7 +1,7 @@
 // Reads a JSON request body for the routes that take one: at most `limitBytes` (413 beyond,
 // refused before reading when Content-Length already says so), JSON media types only (415),
 // well-formed JSON only (400). A request without a body leaves `ctx.request.body` undefined,
-// for validateBody() to reject with a clear message.
+// for the route's validation to reject with a clear message.
 import { bodyParser } from '@koa/bodyparser';
 import { PayloadTooLargeError, ValidationError } from '../errors.js';
 import { UnsupportedMediaTypeError } from './http-errors.js';

@@ -35,6 +35,11 @@ export interface KafkaPassBusOptions {
   /** Milliseconds a fetch waits for data when caught up; also bounds how fast stop() returns. */
   readonly maxWaitTimeMs?: number;
   /**
+   * Consumer session timeout (default 10 s): how long a crashed member holds its partitions
+   * before the group hands them to a live one. Handlers heartbeat while they wait.
+   */
+  readonly sessionTimeoutMs?: number;
+  /**
    * Appended to every topic name on the broker (`guestpass.pass-events` + suffix), so that
    * several environments or test runs can share one cluster. Handlers still see the plain names.
    */
@@ -145,8 +150,9 @@ export class KafkaPassBus implements PassBus {
     if (this.closed) throw new BusClosedError();
     const consumer = this.kafka.consumer({
       groupId: options.groupId,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3000,
+      sessionTimeout: this.options.sessionTimeoutMs ?? 10_000,
+      rebalanceTimeout: 30_000,
+      heartbeatInterval: 1000,
       maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 500,
       allowAutoTopicCreation: false,
       retry: { initialRetryTime: 250, maxRetryTime: 5000, retries: 10, restartOnFailure: async () => !this.closed },

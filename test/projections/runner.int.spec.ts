@@ -222,6 +222,50 @@ describe('projection runner (real PostgreSQL event store)', function () {
     expect(formatStatus(status)).to.match(/fragile .*STOPPED: projection fragile cannot apply event/);
   });
 
+  it('stops every projection loudly at an event that no longer reads as valid, naming it', async () => {
+    await db.log.organization(1);
+    await db.log.passes(1, 1);
+    // A stored event its schema rejects (as if written by a buggy release): no projection can pass it.
+    const { rows } = await db.knex.raw(
+      `INSERT INTO events (stream_name, stream_position, event_id, type, data, metadata)
+       SELECT 'organization-1', 1, gen_random_uuid(), 'OrganizationInviteAllowanceChanged', '{"orgId": 1, "inviteAllowance": -5}', metadata
+       FROM events WHERE stream_name = 'organization-1' RETURNING event_id::text AS id`,
+    );
+    const badId = rows[0].id as string;
+    await db.log.passes(1, 1);
+    // One event per batch: the store validates a batch as a whole before handing it over.
+    const runner = await started(new ProjectionRunner(depsOf(db), { batchSize: 1 }));
+    const deadline = Date.now() + 10_000;
+    while (runner.status().some((p) => p.state !== 'failed') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const p of runner.status()) expect(p.state, p.name).to.equal('failed');
+    for (const cp of await checkpoints(db.knex)) expect(cp.error, cp.name).to.contain(badId);
+    // Everything before the bad event was applied, nothing after it.
+    expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(1);
+  });
+
+  it('keeps following when the database drops every connection', async () => {
+    await db.log.organization(1);
+    await db.log.passes(1, 2);
+    await started(new ProjectionRunner(depsOf(db), { retry: { initialMs: 20, maxMs: 200 } }));
+    await waitForCheckpoints(db.knex, db.log.last);
+    const admin = createKnex(db.url, { max: 1 });
+    try {
+      await admin.raw('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    } finally {
+      await admin.destroy();
+    }
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await db.log.passes(1, 3); // the writer's pooled connections were cut too
+        break;
+      } catch (error) {
+        if (attempt > 3) throw error;
+      }
+    }
+    await waitForCheckpoints(db.knex, db.log.last, 20_000);
+    await expectExact(db.knex, { passes: 5, revoked: 0, perOrg: { 1: 5 } });
+  });
+
   it('reports position and lag per projection', async () => {
     await db.log.organization(1);
     await db.log.passes(1, 3);

@@ -33,6 +33,8 @@ export function kafkaTestBus(partitions = 3, suffix = `.test-${randomBytes(4).to
     clientId: 'guestpass-test',
     logger: testLogger,
     maxWaitTimeMs: 100,
+    // The broker's minimum: a killed member's partitions move on quickly.
+    sessionTimeoutMs: 6000,
     topicSuffix: suffix,
   });
 }

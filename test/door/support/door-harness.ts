@@ -137,7 +137,8 @@ export class DoorHarness {
       controllerId: options.controllerId ?? `c-${randomBytes(4).toString('hex')}`,
       clean: options.clean ?? false,
       statusDebounceMs: 100,
-      statusIntervalMs: 0,
+      // Periodic reports let the gateway notice messages a broker dropped (queue limits) and resync.
+      statusIntervalMs: 2000,
       logger: testLogger,
     });
     await controller.start();

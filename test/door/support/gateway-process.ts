@@ -18,6 +18,7 @@ const bus = new KafkaPassBus({
   passTopicPartitions: 3,
   topicSuffix: env('TOPIC_SUFFIX'),
   maxWaitTimeMs: 100,
+  sessionTimeoutMs: 6000,
   logger,
 });
 const gateway = new DoorGateway({

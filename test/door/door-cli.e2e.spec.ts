@@ -1,0 +1,139 @@
+// `guestpass door simulate|scan` and the embedded default (startDoorPath with no KAFKA_BROKERS and
+// no MQTT_URL): a newcomer creates a pass and scans it at once.
+import { expect } from 'chai';
+import os from 'node:os';
+import path from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { doorCommand, type DoorCliIo } from '../../cli/door.js';
+import { startDoorPath, type DoorPath } from '../../door-gateway/embedded.js';
+import { freshDatabase } from '../support/database.js';
+import { createKnex, type Knex } from '../../shared/db/knex.js';
+import { migrateToLatest } from '../../shared/db/migrate.js';
+import { createEventStore } from '../../shared/event-store/create-event-store.js';
+import type { EventStore } from '../../shared/event-store/event-store.js';
+import { DoorHarness, DOOR_SCHEMAS, uniqueFacilityId } from './support/door-harness.js';
+import { MOSQUITTO_URL, requireKafka, requireMosquitto, testLogger } from './support/door-components.js';
+import { eventually, newEvent, passCreated, passRevoked, testPass } from './fixtures.js';
+
+function capture(until?: Promise<void>): DoorCliIo & { lines: string[]; errors: string[] } {
+  const lines: string[] = [];
+  const errors: string[] = [];
+  return { lines, errors, out: (l) => lines.push(l), err: (l) => errors.push(l), ...(until ? { until } : {}) };
+}
+
+describe('embedded door path and the door CLI (aedes, in-process bus)', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  let knex: Knex;
+  let store: EventStore;
+  let door: DoorPath;
+  const facility = uniqueFacilityId();
+  const pass = testPass(facility);
+  const stream = 'guest-invites-1-cli';
+
+  before(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'gp-door-cli-'));
+    const url = await freshDatabase('door_cli');
+    knex = createKnex(url);
+    await migrateToLatest(knex);
+    store = createEventStore({ databaseUrl: url, eventStoreUrl: null, schemas: DOOR_SCHEMAS });
+    door = await startDoorPath(
+      { store, knex, logger: testLogger, config: { kafkaBrokers: [], kafkaPassTopicPartitions: 1, mqttUrl: null, dataDir } },
+      { versionOf: DOOR_SCHEMAS.versionOf, facilityPollMs: 100 },
+    );
+  });
+
+  after(async () => {
+    await door?.stop();
+    await store?.close();
+    await knex?.destroy();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts one simulated controller per facility and answers `door scan` through the embedded broker', async () => {
+    expect(door.bus.kind).to.equal('in-process');
+    expect(door.broker).not.to.equal(null);
+    await store.appendToStream(stream, [newEvent(passCreated(pass))], 'any');
+    await eventually(() => expect(door.controllers.get(facility)?.[0]?.holds(pass.publicId)).to.not.equal(undefined), 10_000);
+
+    const io = capture();
+    expect(await doorCommand(['scan', '--facility', String(facility), '--qr', pass.qrValue], { mqttUrl: null, dataDir }, io)).to.equal(0);
+    expect(io.lines).to.deep.equal([`granted (controller sim-${facility}-1)`]);
+
+    const json = capture();
+    await doorCommand(['scan', '--facility', String(facility), '--qr', 'nope', '--json'], { mqttUrl: null, dataDir }, json);
+    expect(JSON.parse(json.lines[0]!)).to.include({ result: 'denied', reason: 'unknown_credential', controller_id: `sim-${facility}-1` });
+  });
+
+  it('`door simulate` runs more controllers until stopped; they follow revocations', async () => {
+    let stop!: () => void;
+    const io = capture(new Promise<void>((resolve) => (stop = resolve)));
+    const running = doorCommand(['simulate', '--facility', String(facility), '--controllers', '2', '--json'], { mqttUrl: null, dataDir }, io);
+    await eventually(() => expect(io.lines).to.have.length(1));
+    expect(JSON.parse(io.lines[0]!)).to.deep.include({ facility_id: facility, controllers: [`cli-${facility}-1`, `cli-${facility}-2`] });
+
+    const scan = async () => {
+      const out = capture();
+      await doorCommand(['scan', '--facility', String(facility), '--qr', pass.qrValue, '--controller', `cli-${facility}-2`, '--json'], { mqttUrl: null, dataDir }, out);
+      return JSON.parse(out.lines[0]!);
+    };
+    await eventually(async () => expect(await scan()).to.include({ result: 'granted', controller_id: `cli-${facility}-2` }));
+    await store.appendToStream(stream, [newEvent(passRevoked(pass))], 'any');
+    await eventually(async () => expect(await scan()).to.include({ result: 'denied', reason: 'revoked' }));
+    stop();
+    expect(await running).to.equal(0);
+  });
+
+  it('says what is wrong: no broker (exit 1), bad usage (exit 2)', async () => {
+    const empty = await mkdtemp(path.join(os.tmpdir(), 'gp-door-none-'));
+    try {
+      const io = capture();
+      expect(await doorCommand(['scan', '--facility', '1', '--qr', 'x'], { mqttUrl: null, dataDir: empty }, io)).to.equal(1);
+      expect(io.errors.join('\n')).to.match(/no MQTT broker/);
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+    const usage = capture();
+    expect(await doorCommand(['scan', '--facility', 'abc'], { mqttUrl: null, dataDir }, usage)).to.equal(2);
+    expect(usage.errors.join('\n')).to.match(/usage:/);
+    const noController = capture();
+    expect(await doorCommand(['scan', '--facility', String(uniqueFacilityId()), '--qr', 'x'], { mqttUrl: null, dataDir }, noController)).to.equal(1);
+    expect(noController.errors.join('\n')).to.match(/no simulated controller is online/);
+  });
+});
+
+describe('door CLI against Mosquitto', function () {
+  this.timeout(60_000);
+  let h: DoorHarness;
+
+  before(async function () {
+    await requireKafka(this);
+    await requireMosquitto(this);
+    h = await DoorHarness.start({ kind: 'real', label: 'door_cli_real', reactor: false });
+  });
+
+  after(async () => {
+    await h?.stop();
+  });
+
+  it('simulate + scan: granted within the window, then denied after revocation', async () => {
+    const facility = uniqueFacilityId();
+    h.facilities.add(facility);
+    const pass = testPass(facility);
+    let stop!: () => void;
+    const sim = capture(new Promise<void>((resolve) => (stop = resolve)));
+    const running = doorCommand(['simulate', '--facility', String(facility)], { mqttUrl: MOSQUITTO_URL, dataDir: os.tmpdir() }, sim);
+    await eventually(() => expect(sim.lines.length).to.be.greaterThan(0));
+    await h.createPass(pass);
+    const scan = async () => {
+      const io = capture();
+      await doorCommand(['scan', '--facility', String(facility), '--qr', pass.qrValue], { mqttUrl: MOSQUITTO_URL, dataDir: os.tmpdir() }, io);
+      return io.lines[0];
+    };
+    await eventually(async () => expect(await scan()).to.equal(`granted (controller cli-${facility}-1)`));
+    await h.revokePass(pass);
+    await eventually(async () => expect(await scan()).to.equal(`denied: revoked (controller cli-${facility}-1)`));
+    stop();
+    expect(await running).to.equal(0);
+  });
+});
