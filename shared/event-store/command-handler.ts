@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Decider, EventShape } from '../domain/decider.js';
-import type { Actor, AppendResult, EventStore, NewEvent, RecordedEvent } from './event-store.js';
-import { WrongExpectedVersion } from './event-store.js';
+import type { Actor, AppendResult, EventStore, NewEvent, Position, RecordedEvent } from './event-store.js';
+import { START, WrongExpectedVersion } from './event-store.js';
 import { schemaVersionOf } from '../domain/event-schemas.js';
 
 /** Who asked, and why: becomes every appended event's metadata. */
@@ -32,18 +32,40 @@ function cacheKey(streamName: string, evolve: object): string {
 }
 
 const MAX_ATTEMPTS = 8;
+/** Commands on one stream decided together and written in one append, at most. */
+const MAX_BATCH = 64;
+
+interface Pending {
+  readonly decider: Decider<unknown, EventShape, unknown>;
+  readonly command: unknown;
+  readonly context: CommandContext;
+  readonly resolve: (result: HandleResult<EventShape>) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+interface Outcome {
+  readonly pending: Pending;
+  readonly events: readonly EventShape[];
+  /** Revision of the stream after this command's events (its own, not the batch's last). */
+  readonly revisionAfter: number;
+  readonly error?: unknown;
+}
 
 /**
  * The one command handler: load the stream, fold it, decide, append with the revision read.
  * A lost race (WrongExpectedVersion) re-reads and decides again, so invariants are decided on
- * the state that is actually stored. Commands on one stream are serialised in-process, which
- * removes conflicts between requests of this process; other processes are still held off by
- * the expected revision. Folded state is cached per stream and only the events written after
- * the cached revision are read, so long streams (a busy month of invites) stay cheap.
+ * the state that is actually stored. Folded state is cached per stream and only the events
+ * written after the cached revision are read, so long streams (a busy month of invites) stay cheap.
+ *
+ * Commands on one stream are queued in-process: this removes conflicts between requests of this
+ * process (other processes are still held off by the expected revision), and the commands that
+ * queue up while an append is in flight are decided one after another on the evolving state and
+ * written in one append, so a busy stream costs one round trip per batch, not per command. Each
+ * command still gets its own outcome: a rejected one contributes no events to the append.
  */
 export class CommandHandler {
   private readonly cache = new Map<string, CachedState>();
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly queues = new Map<string, Pending[]>();
 
   constructor(
     private readonly store: EventStore,
@@ -58,7 +80,22 @@ export class CommandHandler {
     command: Command,
     context: CommandContext,
   ): Promise<HandleResult<Event>> {
-    return this.serialised(streamName, () => this.run(streamName, decider, command, context));
+    return new Promise<HandleResult<Event>>((resolve, reject) => {
+      const pending: Pending = {
+        decider: decider as unknown as Decider<unknown, EventShape, unknown>,
+        command,
+        context,
+        resolve: resolve as (result: HandleResult<EventShape>) => void,
+        reject,
+      };
+      const queue = this.queues.get(streamName);
+      if (queue) {
+        queue.push(pending);
+        return;
+      }
+      this.queues.set(streamName, [pending]);
+      void this.drain(streamName);
+    });
   }
 
   /** Reads a stream's current state through the same cache, for deciders that need another stream as input. */
@@ -78,24 +115,62 @@ export class CommandHandler {
     return { state, revision };
   }
 
-  private async run<Command, Event extends EventShape, State>(
-    streamName: string,
-    decider: Decider<Command, Event, State>,
-    command: Command,
-    context: CommandContext,
-  ): Promise<HandleResult<Event>> {
-    for (let attempt = 1; ; attempt++) {
-      const { state, revision } = await this.load(streamName, decider);
-      const events = decider.decide(command, state);
-      if (events.length === 0) {
-        return { events, nextExpectedRevision: revision === 'no_stream' ? -1 : revision, position: { commit: 0n, prepare: 0n } };
+  /** Runs the stream's queue until it is empty; one drain per stream at a time. */
+  private async drain(streamName: string): Promise<void> {
+    const queue = this.queues.get(streamName)!;
+    while (queue.length > 0) {
+      // A batch shares one fold, so it takes the queued commands of the first one's decider.
+      const decider = queue[0]!.decider;
+      const batch: Pending[] = [];
+      for (let i = 0; i < queue.length && batch.length < MAX_BATCH; ) {
+        if (queue[i]!.decider === decider) batch.push(...queue.splice(i, 1));
+        else i++;
       }
       try {
-        const result = await this.store.appendToStream(streamName, events.map((e) => toNewEvent(e, context, this.versionOf)), revision);
-        let next = state;
+        for (const outcome of await this.run(streamName, decider, batch)) {
+          if (outcome.error !== undefined) {
+            outcome.pending.reject(outcome.error);
+          } else {
+            outcome.pending.resolve({ events: outcome.events, nextExpectedRevision: outcome.revisionAfter, position: outcome.position });
+          }
+        }
+      } catch (error) {
+        for (const pending of batch) pending.reject(error);
+      }
+    }
+    this.queues.delete(streamName);
+  }
+
+  private async run(
+    streamName: string,
+    decider: Decider<unknown, EventShape, unknown>,
+    batch: readonly Pending[],
+  ): Promise<Array<Outcome & { position: Position }>> {
+    for (let attempt = 1; ; attempt++) {
+      const { state, revision } = await this.load(streamName, decider);
+      let next = state;
+      let revisionAfter = revision === 'no_stream' ? -1 : revision;
+      const outcomes: Outcome[] = [];
+      const toAppend: NewEvent[] = [];
+      for (const pending of batch) {
+        let events: EventShape[];
+        try {
+          events = decider.decide(pending.command, next);
+        } catch (error) {
+          outcomes.push({ pending, events: [], revisionAfter, error });
+          continue;
+        }
         for (const e of events) next = decider.evolve(next, e);
+        revisionAfter += events.length;
+        outcomes.push({ pending, events, revisionAfter });
+        for (const e of events) toAppend.push(toNewEvent(e, pending.context, this.versionOf));
+      }
+      if (toAppend.length === 0) return outcomes.map((o) => ({ ...o, position: START }));
+      try {
+        const result = await this.store.appendToStream(streamName, toAppend, revision);
         this.remember(cacheKey(streamName, decider.evolve), { revision: result.nextExpectedRevision, state: next });
-        return { ...result, events };
+        // Every command of the batch is durable at the batch's last position.
+        return outcomes.map((o) => ({ ...o, position: o.events.length > 0 ? result.position : START }));
       } catch (error) {
         if (!(error instanceof WrongExpectedVersion) || attempt >= MAX_ATTEMPTS) throw error;
         // The cached state stays true at its revision, so the next load reads only what the winner
@@ -115,17 +190,6 @@ export class CommandHandler {
       const oldest = this.cache.keys().next().value;
       if (oldest !== undefined) this.cache.delete(oldest);
     }
-  }
-
-  private serialised<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.queues.get(key) ?? Promise.resolve();
-    const next = previous.then(work, work);
-    const tail = next.catch(() => undefined);
-    this.queues.set(key, tail);
-    void tail.then(() => {
-      if (this.queues.get(key) === tail) this.queues.delete(key);
-    });
-    return next;
   }
 }
 

@@ -116,6 +116,38 @@ describe('command handler over the PostgreSQL event store', function () {
     expect(one.store.conflicts + two.store.conflicts).to.be.greaterThan(0);
   });
 
+  it('writes the commands queued on one stream during an append in one append, each with its own outcome', async () => {
+    const stream = uniqueStream('list');
+    const { handler, store } = process();
+    await handler.handle(stream, listDecider, { type: 'AddItem', item: 'first' }, context());
+    // Nine more than fit: queued together behind one append, the last ones must still be refused.
+    let release!: () => void;
+    store.beforeNextAppend = () => new Promise<void>((resolve) => (release = resolve));
+    const as = (item: string) => ({ ...context(), correlationId: `request-${item}` });
+    const head = handler.handle(stream, listDecider, { type: 'AddItem', item: 'head' }, as('head'));
+    const queued = Array.from({ length: 12 }, (_, i) => handler.handle(stream, listDecider, { type: 'AddItem', item: `q${i}` }, as(`q${i}`)));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    store.appends = 0;
+    release();
+    const results = await Promise.allSettled([head, ...queued]);
+
+    // One append for the whole queue behind the held one.
+    expect(store.appends).to.equal(1);
+    const fulfilled = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const rejected = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    expect(fulfilled).to.have.length(CAPACITY - 1);
+    expect(rejected).to.have.length(13 - (CAPACITY - 1));
+    for (const reason of rejected) expect(reason).to.be.instanceOf(ConflictError);
+    // Each command learns the revision its own event landed at, in queue order.
+    expect(fulfilled.map((r) => r.nextExpectedRevision)).to.deep.equal([...Array(CAPACITY - 1).keys()].map((i) => i + 1));
+    expect(fulfilled.map((r) => (r.events[0] as ItemAdded).data.item)).to.deep.equal(['head', ...Array.from({ length: 8 }, (_, i) => `q${i}`)]);
+
+    const stored = await store.readStream(stream);
+    expect(stored.map((e) => (e.data as ItemAdded['data']).index)).to.deep.equal([...Array(CAPACITY).keys()]);
+    // Each event keeps the metadata of the request that caused it.
+    for (const e of stored.slice(1)) expect(e.metadata.correlationId).to.equal(`request-${(e.data as ItemAdded['data']).item}`);
+  });
+
   it('catches its cached state up with what another process appended, reading only the new events', async () => {
     const stream = uniqueStream('list');
     const [one, two] = [process(), process()];
