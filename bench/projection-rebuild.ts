@@ -21,7 +21,7 @@ import { seal } from '../shared/crypto/sealed-box.js';
 import { PostgresSubjectKeyStore } from '../shared/crypto/postgres-subject-key-store.js';
 import { createLogger } from '../shared/logger.js';
 import { rebuildProjections } from '../projections/rebuild.js';
-import { ProgressBar } from '../projections/progress-bar.js';
+import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js';
 
 const TIME_LIMIT_MS = 120_000;
 const ORGS = 100;
@@ -267,7 +267,7 @@ async function main(): Promise<void> {
     const seedMs = performance.now() - t0;
     console.log(`seeded ${events.toLocaleString('en')} events (${passes.toLocaleString('en')} passes, ${revoked.toLocaleString('en')} revocations) in ${(seedMs / 1000).toFixed(1)} s`);
 
-    const bar = new ProgressBar({ label: 'rebuild' });
+    const show = showRebuildProgress(new ProgressBar({ label: 'rebuild' }));
     let peakRss = process.memoryUsage().rss;
     const phaseStarted = new Map<string, number>();
     let currentPhase = '';
@@ -284,9 +284,7 @@ async function main(): Promise<void> {
             phaseStarted.set(p.phase, p.elapsedMs);
             currentPhase = p.phase;
           }
-          const detail = `${p.events.toLocaleString('en')} events, ${Math.round(p.eventsPerSecond).toLocaleString('en')}/s, ${p.phase}`;
-          if (p.phase === 'done') bar.finish({ fraction: 1, detail });
-          else bar.update({ fraction: p.fraction, detail });
+          show(p);
         },
       },
     );

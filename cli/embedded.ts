@@ -20,6 +20,7 @@ import { createOrganization } from '../command-service/organizations/create-orga
 import { addFacility } from '../command-service/facilities/add-facility.js';
 import { addUser } from '../command-service/users/add-user.js';
 import { createApiKey } from '../command-service/api-keys/create-api-key.js';
+import { startDoorPath } from '../door-gateway/embedded.js';
 import { openRuntime, type Runtime } from './runtime.js';
 
 /** The cursor secret survives restarts of the embedded default, so clients' cursors stay valid. */
@@ -58,6 +59,9 @@ export async function startEmbedded(config: Config, logger: Logger) {
   );
   await runner.start();
   const demoKey = await seedDemo(runtime, logger);
+  // Pass events to the doors: in-process bus and an embedded MQTT broker with one simulated
+  // controller per facility, unless KAFKA_BROKERS / MQTT_URL name real ones.
+  const doorPath = await startDoorPath({ store: runtime.store, knex: runtime.knex, config, logger });
 
   const orgApiRateLimiter = new RateLimiter('org-api');
   const commandApp = createCommandApp({ ...runtime.deps, logger, config, orgApiRateLimiter });
@@ -81,10 +85,11 @@ export async function startEmbedded(config: Config, logger: Logger) {
     (stopping ??= (async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await doorPath.stop();
       await runner.stop();
       await runtime.close();
     })());
-  return { baseUrl, demoKey, runtime, stop };
+  return { baseUrl, demoKey, runtime, doorPath, stop };
 }
 
 async function main(): Promise<void> {
@@ -98,6 +103,7 @@ async function main(): Promise<void> {
       `  Demo organization API key (every scope; shown this once, stored only as a hash):\n    ${service.demoKey}\n`,
     );
   }
+  process.stdout.write(`  Doors: MQTT ${service.doorPath.mqttUrl}; scan a QR value with npx guestpass door scan --facility ID --qr VALUE\n`);
   process.stdout.write('  Operator CLI: npx guestpass --help\n\n');
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'stopping');

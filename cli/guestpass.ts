@@ -18,6 +18,7 @@ import { ProjectionRunner } from '../projections/runner.js';
 import { rebuildProjections } from '../projections/rebuild.js';
 import { formatStatus, projectionStatus, statusToJson } from '../projections/status.js';
 import { ProgressBar } from '../projections/progress-bar.js';
+import { doorCommand } from './door.js';
 import { openRuntime, type Runtime } from './runtime.js';
 import { integerArg, list, optional, parse, required, UsageError } from './cli-args.js';
 
@@ -31,7 +32,9 @@ const USAGE = `usage: guestpass <command> [options] [--json]
   apikey revoke ID
   projections status
   projections rebuild [NAME]
-  events export [--stream S] [--from POSITION]`;
+  events export [--stream S] [--from POSITION]
+  door simulate --facility ID [--controllers N]
+  door scan --facility ID --qr VALUE`;
 
 export interface Io {
   out(line: string): void;
@@ -260,6 +263,8 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
   let runtime: Runtime | null = null;
   try {
     const config = loadConfig(env);
+    // Door commands talk MQTT to the controllers' broker, not to the database.
+    if (group === 'door') return await doorCommand(rest, config, io);
     const commands: Record<string, (r: Runtime) => Promise<Result | null>> = {
       org: (r) => org(r, rest),
       user: (r) => user(r, rest),

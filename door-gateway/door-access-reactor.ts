@@ -12,9 +12,8 @@ import type { Logger } from '../shared/logger.js';
 import type { EventStore } from '../shared/event-store/event-store.js';
 import { CommandHandler, type CommandContext } from '../shared/event-store/command-handler.js';
 import { InvalidEventError } from '../shared/event-store/validating-event-store.js';
-import { schemaVersionOf } from '../shared/domain/event-schemas.js';
 import { isPassPublicId } from '../shared/domain/pass-request.js';
-import { doorStreams } from '../shared/domain/door-events.js';
+import { streams } from '../shared/domain/events.js';
 import { doorAccessLogDecider, passDoorAccessDecider, UnknownPassError, type RecordDoorAccess } from '../shared/domain/pass-check-in.js';
 import { DOOR_EVENTS_TOPIC, type BusConsumer, type DeliveredMessage, type PassBus } from '../shared/pass-bus/pass-bus.js';
 import { parseDoorEventMessage, type DoorEventEnvelope } from '../shared/pass-bus/door-event-message.js';
@@ -29,25 +28,6 @@ export interface DoorAccessReactorOptions {
   /** Read models, only to locate a pass's stream when the gateway could not tell (pass_list). */
   readonly knex?: Knex;
   readonly groupId?: string;
-  /** Schema versions of new events (default: the domain catalogue, which must know the door events). */
-  readonly versionOf?: (type: string) => number;
-}
-
-export class DoorEventsNotInCatalogueError extends Error {
-  override readonly name = 'DoorEventsNotInCatalogueError';
-}
-
-/** Throws unless the schema catalogue knows PassCheckedIn and DoorAccessRecorded (see door-events.ts). */
-export function assertDoorEventsKnown(versionOf: (type: string) => number = schemaVersionOf): void {
-  try {
-    versionOf('PassCheckedIn');
-    versionOf('DoorAccessRecorded');
-  } catch {
-    throw new DoorEventsNotInCatalogueError(
-      'PassCheckedIn/DoorAccessRecorded are not in the event schema catalogue yet (merge shared/domain/door-events.ts); ' +
-        'the door access reactor does not start, so access events wait in guestpass.door-events',
-    );
-  }
 }
 
 export class DoorAccessReactor {
@@ -57,9 +37,7 @@ export class DoorAccessReactor {
   recorded = 0;
 
   constructor(private readonly options: DoorAccessReactorOptions) {
-    const versionOf = options.versionOf ?? schemaVersionOf;
-    assertDoorEventsKnown(versionOf);
-    this.handler = new CommandHandler(options.store, 10_000, versionOf);
+    this.handler = new CommandHandler(options.store, 10_000);
     this.log = options.logger.child({ component: 'door-access-reactor' });
   }
 
@@ -136,7 +114,7 @@ export class DoorAccessReactor {
       }
     }
     const day = scannedAt.slice(0, 10);
-    const result = await this.handler.handle(doorStreams.doorAccessLog(envelope.facility_id, day), doorAccessLogDecider, command, context);
+    const result = await this.handler.handle(streams.doorAccessLog(envelope.facility_id, day), doorAccessLogDecider, command, context);
     this.recorded += result.events.length > 0 ? 1 : 0;
   }
 

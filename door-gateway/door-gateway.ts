@@ -48,7 +48,7 @@ import {
   type LinkAction,
 } from './credential-state.js';
 import type { AckRecord, DoorCredentialStore } from './credential-store.js';
-import { connectLink, endLink, dropLink, firstConnect, publish, subscribe, unsubscribe, type MqttClient } from './mqtt-link.js';
+import { connectLink, endLink, firstConnect, publish, subscribe, unsubscribe, type MqttClient } from './mqtt-link.js';
 
 export const DOOR_GATEWAY_GROUP = 'guestpass-door-gateway';
 
@@ -113,6 +113,7 @@ export class DoorGateway extends EventEmitter {
   private readonly log: Logger;
   private readonly now: () => Date;
   private link: MqttClient | null = null;
+  private monitor: MqttClient | null = null;
   private access: MqttClient | null = null;
   private consumer: BusConsumer | null = null;
   private lock: Promise<unknown> = Promise.resolve();
@@ -142,8 +143,9 @@ export class DoorGateway extends EventEmitter {
     const timeout = this.options.connectTimeoutMs ?? 60_000;
     const credentials = { username: this.options.mqttUsername, password: this.options.mqttPassword };
 
-    // Link: publishes credentials and commands, hears acks and status. A clean session is enough:
-    // what matters is repaired on every connection (reconcile) and statuses are retained.
+    // Link: publishes credentials and commands (and reads the retained list back). A clean
+    // session is enough: what matters is repaired on every connection (reconcile). It carries
+    // nothing else, so a PUBACK never queues behind a flood of controller acknowledgements.
     const link = connectLink({ url: this.options.mqttUrl, clientId: `${base}-link`, clean: true, ...definedOnly(credentials) });
     this.link = link;
     link.on('message', (topic, payload, packet) => this.onLinkMessage(topic, payload, packet.retain));
@@ -156,6 +158,22 @@ export class DoorGateway extends EventEmitter {
     link.on('offline', () => this.log.warn('MQTT link offline; reconnecting'));
     await firstConnect(link, timeout);
     await this.linkReady;
+
+    // Monitor: hears controllers' acknowledgements and status (retained, so a clean session is enough).
+    const monitor = connectLink({ url: this.options.mqttUrl, clientId: `${base}-monitor`, clean: true, ...definedOnly(credentials) });
+    this.monitor = monitor;
+    monitor.on('message', (topic, payload, packet) => this.onLinkMessage(topic, payload, packet.retain));
+    monitor.on('connect', () => {
+      subscribe(monitor, [topics.allControllers('acks'), topics.allControllers('status')])
+        .then(() => {
+          // Retained statuses may be old: ask every controller we know of for a fresh one.
+          this.statusRequested.clear();
+          for (const facilityId of this.lists.facilityIds()) this.requestStatus(facilityId);
+        })
+        .catch((error) => this.log.warn({ err: error }, 'monitor subscription failed'));
+    });
+    monitor.on('error', (error) => this.log.warn({ err: error }, 'MQTT monitor error'));
+    await firstConnect(monitor, timeout);
 
     // Access events: a persistent session with QoS 1 so scans made while we are away wait in the
     // broker; each is acknowledged only after the bus has it (handleMessage defers the PUBACK).
@@ -201,17 +219,10 @@ export class DoorGateway extends EventEmitter {
     await this.consumer?.stop();
     this.consumer = null;
     await this.flushAcks();
-    await Promise.all([this.link && endLink(this.link), this.access && endLink(this.access)]);
+    await Promise.all([this.link && endLink(this.link), this.monitor && endLink(this.monitor), this.access && endLink(this.access)]);
     this.link = null;
+    this.monitor = null;
     this.access = null;
-  }
-
-  /** Test seam: drops both MQTT connections without DISCONNECT and stops consuming, like a crash. */
-  async crash(): Promise<void> {
-    this.stopping = true;
-    for (const t of this.timers) clearInterval(t);
-    await Promise.all([this.link && dropLink(this.link), this.access && dropLink(this.access)]);
-    await this.consumer?.stop();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -293,7 +304,9 @@ export class DoorGateway extends EventEmitter {
     // command tells controllers online now or with a waiting session, with a version to dedupe.
     const command: Command = { v: 1, type: 'revoke', credential_id: r.credentialId, pass_id: r.passId, version: r.version, reason: action.reason };
     this.counters.published += 2;
-    return Promise.all([publish(link, topic, '', true), publish(link, topics.commands(r.facilityId), JSON.stringify(command), false)]).then(
+    // The command first: online controllers act (and acknowledge) on it at once; the cleared
+    // retained message follows on the same connection, so a later subscriber never sees the credential.
+    return Promise.all([publish(link, topics.commands(r.facilityId), JSON.stringify(command), false), publish(link, topic, '', true)]).then(
       () => undefined,
     );
   }
@@ -321,12 +334,7 @@ export class DoorGateway extends EventEmitter {
   // Broker state: reconcile the retained allow-list after every connection
 
   private async onLinkConnect(): Promise<void> {
-    const link = this.link!;
-    await this.reconcile(link);
-    await subscribe(link, [topics.allControllers('acks'), topics.allControllers('status')]);
-    // Retained statuses may be old: ask every controller we know of for a fresh one.
-    this.statusRequested.clear();
-    for (const facilityId of this.lists.facilityIds()) this.requestStatus(facilityId);
+    await this.reconcile(this.link!);
   }
 
   private async reconcile(link: MqttClient): Promise<void> {

@@ -30,6 +30,7 @@ export async function startEmbeddedBroker(options: { host?: string; port?: numbe
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
+    socket.setNoDelay(true); // PUBACKs and deliveries go out at once (see mqtt-link.ts)
     socket.on('close', () => sockets.delete(socket));
     broker.handle(socket);
   });

@@ -12,7 +12,7 @@ import type { PassBus } from '../shared/pass-bus/pass-bus.js';
 import { PassEventForwarder } from '../projections/pass-event-forwarder.js';
 import { DoorGateway } from './door-gateway.js';
 import { KnexDoorCredentialStore } from './credential-store.js';
-import { DoorAccessReactor, DoorEventsNotInCatalogueError } from './door-access-reactor.js';
+import { DoorAccessReactor } from './door-access-reactor.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './embedded-broker.js';
 import { ControllerSimulator } from './controller-simulator.js';
 
@@ -26,12 +26,10 @@ export interface DoorPathDeps {
 export interface DoorPathOptions {
   /** Run the pass event forwarder here (default true; false when the projections process runs it). */
   readonly forwarder?: boolean;
-  /** Run the door access reactor here (default true; it stays off until its events are in the catalogue). */
+  /** Run the door access reactor here (default true; false when another process runs it). */
   readonly reactor?: boolean;
   /** Simulated controllers per facility (default 1 with the embedded broker, 0 with a real one). */
   readonly controllersPerFacility?: number;
-  /** Schema versions for the reactor's events (tests bring a catalogue that knows them). */
-  readonly versionOf?: (type: string) => number;
   /** How often new facilities get simulated controllers (default 5 s). */
   readonly facilityPollMs?: number;
   readonly expirySweepMs?: number;
@@ -86,22 +84,10 @@ export async function startDoorPath(deps: DoorPathDeps, options: DoorPathOptions
 
     let reactor: DoorAccessReactor | null = null;
     if (options.reactor ?? true) {
-      try {
-        reactor = new DoorAccessReactor({
-          bus,
-          store: deps.store,
-          knex: deps.knex,
-          logger,
-          ...(options.versionOf ? { versionOf: options.versionOf } : {}),
-        });
-        await reactor.start();
-        const started = reactor;
-        stops.push(() => started.stop());
-      } catch (error) {
-        if (!(error instanceof DoorEventsNotInCatalogueError)) throw error;
-        log.warn(error.message);
-        reactor = null;
-      }
+      reactor = new DoorAccessReactor({ bus, store: deps.store, knex: deps.knex, logger });
+      await reactor.start();
+      const started = reactor;
+      stops.push(() => started.stop());
     }
 
     let forwarder: PassEventForwarder | null = null;

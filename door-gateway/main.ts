@@ -12,7 +12,7 @@ import { eventSchemas } from '../shared/domain/event-schemas.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
 import { DoorGateway } from './door-gateway.js';
 import { KnexDoorCredentialStore } from './credential-store.js';
-import { DoorAccessReactor, DoorEventsNotInCatalogueError } from './door-access-reactor.js';
+import { DoorAccessReactor } from './door-access-reactor.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -33,14 +33,8 @@ async function main(): Promise<void> {
   const gateway = new DoorGateway({ bus, store: new KnexDoorCredentialStore(knex), mqttUrl: config.mqttUrl, logger });
   await gateway.start();
 
-  let reactor: DoorAccessReactor | null = null;
-  try {
-    reactor = new DoorAccessReactor({ bus, store, knex, logger });
-    await reactor.start();
-  } catch (error) {
-    if (!(error instanceof DoorEventsNotInCatalogueError)) throw error;
-    logger.warn(error.message);
-  }
+  const reactor = new DoorAccessReactor({ bus, store, knex, logger });
+  await reactor.start();
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -49,7 +43,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'door-gateway stopping');
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
-    await reactor?.stop();
+    await reactor.stop();
     await gateway.stop();
     await bus.close();
     await store.close();

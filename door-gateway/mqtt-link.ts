@@ -31,7 +31,12 @@ export function connectLink(options: LinkOptions): MqttClient {
     ...(options.username ? { username: options.username } : {}),
     ...(options.password ? { password: options.password } : {}),
   };
-  return mqtt.connect(options.url, opts);
+  const client = mqtt.connect(options.url, opts);
+  // mqtt.js leaves Nagle's algorithm on: a lone PUBLISH or PUBACK would wait for the peer's
+  // delayed ACK (~40 ms). Each reconnection makes a new socket, so set it on every connect.
+  const noDelay = () => (client.stream as { setNoDelay?: (on: boolean) => void } | undefined)?.setNoDelay?.(true);
+  client.on('connect', noDelay);
+  return client;
 }
 
 /** Resolves on the first successful connection; rejects after `timeoutMs` (the client keeps retrying). */

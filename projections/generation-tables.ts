@@ -84,12 +84,12 @@ export async function createIndexes(knex: Knex, projection: AnyProjection, table
 }
 
 /** The table's columns in order, from the catalogue. */
-export async function tableColumns(db: Knex | pg.ClientBase, table: string): Promise<string[]> {
-  const sql = `SELECT attname::text AS name FROM pg_attribute
-    WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped ORDER BY attnum`;
-  const rows = isKnex(db)
-    ? ((await db.raw(sql.replace('$1', '?'), [quoteIdent(table)])) as { rows: { name: string }[] }).rows
-    : (await db.query<{ name: string }>(sql, [quoteIdent(table)])).rows;
+export async function tableColumns(client: pg.ClientBase, table: string): Promise<string[]> {
+  const { rows } = await client.query<{ name: string }>(
+    `SELECT attname::text AS name FROM pg_attribute
+     WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+    [quoteIdent(table)],
+  );
   if (rows.length === 0) throw new Error(`table ${table} does not exist`);
   return rows.map((r) => r.name);
 }
@@ -164,8 +164,4 @@ export async function inTransaction<T>(knex: Knex, work: (client: pg.ClientBase,
     const client = (await trx.client.acquireConnection()) as pg.ClientBase;
     return work(client, trx);
   });
-}
-
-function isKnex(db: Knex | pg.ClientBase): db is Knex {
-  return typeof (db as Knex).raw === 'function';
 }

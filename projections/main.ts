@@ -5,6 +5,8 @@ import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { openRuntime } from '../cli/runtime.js';
 import { ProjectionRunner } from './runner.js';
+import { PassEventForwarder } from './pass-event-forwarder.js';
+import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -15,6 +17,20 @@ async function main(): Promise<void> {
   const runner = new ProjectionRunner({ knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger });
   await runner.start();
   logger.info({ projections: runner.status().map((p) => p.name) }, 'projection runner started');
+  // With Kafka configured, this process also forwards pass events to it for the door-gateway.
+  // (Without it, the embedded runner forwards into its in-process bus itself.)
+  let forwarder: PassEventForwarder | null = null;
+  let bus: KafkaPassBus | null = null;
+  if (config.kafkaBrokers.length > 0) {
+    bus = new KafkaPassBus({
+      brokers: config.kafkaBrokers,
+      passTopicPartitions: config.kafkaPassTopicPartitions,
+      clientId: 'guestpass-forwarder',
+      logger,
+    });
+    forwarder = new PassEventForwarder({ store: runtime.store, knex: runtime.knex, bus, logger });
+    await forwarder.start();
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -24,6 +40,8 @@ async function main(): Promise<void> {
     // A second signal while draining exits at once; the batch in flight then rolls back.
     process.once(signal, () => process.exit(1));
     try {
+      await forwarder?.stop();
+      await bus?.close();
       await runner.stop();
       await runtime.close();
       process.exit(0);

@@ -2,12 +2,12 @@
 import type { Knex } from 'knex';
 import type { PassListRow } from '../shared/db/read-models.js';
 import { READ_MODELS } from '../shared/db/read-models.js';
-import { searchText, type Projection, type ProjectionEvent } from './projection.js';
+import { runSideBySide, searchText, type Projection, type ProjectionEvent } from './projection.js';
 
 export const passListProjection: Projection<PassListRow> = {
   name: READ_MODELS.passList,
   version: 1,
-  handles: ['PassCreated', 'PassRevoked'],
+  handles: ['PassCreated', 'PassRevoked', 'PassCheckedIn'],
   keyColumn: 'pass_id',
   opensGuestData: true,
 
@@ -15,6 +15,7 @@ export const passListProjection: Projection<PassListRow> = {
     switch (event.type) {
       case 'PassCreated':
       case 'PassRevoked':
+      case 'PassCheckedIn':
         return event.data.passId;
       default:
         return null;
@@ -52,6 +53,10 @@ export const passListProjection: Projection<PassListRow> = {
       case 'PassRevoked':
         if (!row || row.status === 'cancelled') return undefined;
         return { ...row, status: 'cancelled' };
+      case 'PassCheckedIn':
+        // The door path checks in only an active pass; a late or repeated event changes nothing.
+        if (!row || (row.status !== 'expected' && row.status !== 'registered')) return undefined;
+        return { ...row, status: 'checked_in' };
       default:
         return undefined;
     }
@@ -85,14 +90,14 @@ export const passListProjection: Projection<PassListRow> = {
   },
 
   async createIndexes(knex: Knex, table: string) {
-    // Side by side: on a rebuild `knex` is the pool, and the trigram index alone takes most of the time.
-    await Promise.all([
-      knex.raw('CREATE UNIQUE INDEX ?? ON ?? (public_id)', [`${table}_public_id_key`, table]),
+    // Side by side on a rebuild: the trigram index alone takes most of the time.
+    await runSideBySide(knex, [
+      (k) => k.raw('CREATE UNIQUE INDEX ?? ON ?? (public_id)', [`${table}_public_id_key`, table]),
       // Keyset pagination, newest first with the id as tie-breaker: organization-wide and per creator.
-      knex.raw('CREATE INDEX ?? ON ?? (org_id, created_at DESC, pass_id DESC)', [`${table}_org_created_idx`, table]),
-      knex.raw('CREATE INDEX ?? ON ?? (org_id, created_by, created_at DESC, pass_id DESC)', [`${table}_org_creator_created_idx`, table]),
+      (k) => k.raw('CREATE INDEX ?? ON ?? (org_id, created_at DESC, pass_id DESC)', [`${table}_org_created_idx`, table]),
+      (k) => k.raw('CREATE INDEX ?? ON ?? (org_id, created_by, created_at DESC, pass_id DESC)', [`${table}_org_creator_created_idx`, table]),
       // Substring search (ILIKE '%term%') on names, email and phone; pg_trgm comes from migration 003.
-      knex.raw('CREATE INDEX ?? ON ?? USING gin (search_text gin_trgm_ops)', [`${table}_search_trgm_idx`, table]),
+      (k) => k.raw('CREATE INDEX ?? ON ?? USING gin (search_text gin_trgm_ops)', [`${table}_search_trgm_idx`, table]),
     ]);
   },
 };

@@ -1,5 +1,6 @@
 // A progress line on stderr for long operator commands (projection rebuilds). On a terminal it
 // redraws one line with \r; otherwise (CI, piped into a file) it prints a plain line now and then.
+import type { RebuildProgress } from './rebuild.js';
 
 export interface ProgressBarOptions {
   readonly stream?: NodeJS.WriteStream;
@@ -20,6 +21,8 @@ export interface ProgressUpdate {
 }
 
 const WIDTH = 28;
+/** One formatter: toLocaleString builds a new one per call, which is slow. */
+const NUMBER = new Intl.NumberFormat('en');
 
 export class ProgressBar {
   private readonly stream: NodeJS.WriteStream;
@@ -68,4 +71,13 @@ export class ProgressBar {
 function formatDuration(ms: number): string {
   const s = Math.floor(ms / 1000);
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}
+
+/** Shows a rebuild's progress on a bar: pass as `onProgress` to rebuildProjections. */
+export function showRebuildProgress(bar: ProgressBar): (progress: RebuildProgress) => void {
+  return (p) => {
+    const detail = `${p.projections.join(', ')}: ${NUMBER.format(p.events)} events, ${NUMBER.format(Math.round(p.eventsPerSecond))}/s, ${p.phase}`;
+    if (p.phase === 'done') bar.finish({ fraction: 1, detail });
+    else bar.update({ fraction: p.fraction, detail }, p.phase !== 'replaying');
+  };
 }

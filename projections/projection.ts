@@ -3,7 +3,7 @@
 // with I/O: loading rows, opening sealed guest data, checkpoints, transactions and rebuilds.
 import type { Knex } from 'knex';
 import type { DomainEvent, GuestDetails, PassCreated } from '../shared/domain/events.js';
-import { comparePositions, positionToString, type Position, type RecordedEvent } from '../shared/event-store/event-store.js';
+import { positionToString, type Position, type RecordedEvent } from '../shared/event-store/event-store.js';
 
 /** PassCreated as a projection sees it: the guest data opened, or null once its key is destroyed. */
 export type OpenedPassCreated = {
@@ -76,10 +76,6 @@ export class PoisonEventError extends Error {
         (cause instanceof Error ? cause.message : String(cause)),
     );
   }
-}
-
-export function rowPosition(row: StoredRow): Position {
-  return { commit: BigInt(row._commit), prepare: BigInt(row._prepare) };
 }
 
 /** Map key for a row key: pg may hand int8 keys back as strings, events carry numbers. */
@@ -191,6 +187,19 @@ function safeKeyOf(projection: AnyProjection, event: ProjectionEvent): RowKey | 
     return projection.keyOf(event);
   } catch (error) {
     throw new PoisonEventError(projection.name, event.id, event.type, event.position, error);
+  }
+}
+
+/**
+ * Runs independent DDL statements (a table's CREATE INDEX statements): side by side on a pool,
+ * where each takes a connection of its own; one after the other in a transaction, whose single
+ * connection cannot run two statements at once.
+ */
+export async function runSideBySide(knex: Knex, statements: ReadonlyArray<(knex: Knex) => PromiseLike<unknown>>): Promise<void> {
+  if ((knex as Knex.Transaction).isTransaction) {
+    for (const statement of statements) await statement(knex);
+  } else {
+    await Promise.all(statements.map((statement) => statement(knex)));
   }
 }
 

@@ -88,7 +88,7 @@ export class PostgresReadModelWatermark implements ReadModelWatermark {
     const listener = this.listener;
     this.listener = null;
     if (listener) await listener.end().catch(() => undefined);
-    if (this.refreshing) await this.refreshing;
+    // A checkpoint read in flight is not awaited: it may wait on a pool that is being destroyed.
   }
 
   private reached(position: Position, names: readonly string[] | undefined): boolean {

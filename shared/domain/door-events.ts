@@ -1,14 +1,10 @@
-// Events of the door path (issue 4), kept apart from events.ts until the lead merges them:
+// Events of the door path (issue 4), part of the DomainEvent union in events.ts:
 // * `PassCheckedIn`: the first granted entry of an active pass moved it to `checked_in`
 //   (stream: the pass's guest-invites stream, beside PassCreated/PassRevoked);
 // * `DoorAccessRecorded`: one scan at a door, granted or denied, for auditors (stream: the pass's
-//   stream when the scan matched a pass, else `door-access-{facilityId}-{YYYY-MM-DD}`).
-//
-// TO MERGE: add both types to DomainEvent, `doorAccessLog` to `streams`, and the two catalogue
-// entries below to event-schemas.ts's `catalogue` (they are written in its format). Until then
-// `withDoorEventSchemas` extends a schema catalogue with them (tests, and a guard in the reactor).
-import { Ajv2020, type AnySchemaObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+//   stream when the scan matched a pass, else `streams.doorAccessLog(facilityId, day)`).
+// Also their JSON Schemas (`doorEventCatalogue`), spread into event-schemas.ts's `catalogue`.
+import type { AnySchemaObject } from 'ajv/dist/2020.js';
 import { PASS_PUBLIC_ID_PATTERN } from './pass-request.js';
 
 export type DoorAccessResult = 'granted' | 'denied';
@@ -56,14 +52,8 @@ export type DoorAccessRecorded = {
 export type DoorDomainEvent = PassCheckedIn | DoorAccessRecorded;
 export type DoorDomainEventType = DoorDomainEvent['type'];
 
-/** Streams to add to `streams` in events.ts. */
-export const doorStreams = {
-  /** Scans that matched no pass (unknown QR), per facility and UTC day. */
-  doorAccessLog: (facilityId: number, day: string) => `door-access-${facilityId}-${day}`,
-} as const;
-
 // ---------------------------------------------------------------------------------------------
-// JSON Schemas, in the format of event-schemas.ts's catalogue.
+// JSON Schemas, entries of event-schemas.ts's catalogue (validated and versioned there).
 
 type PropertiesOf<D> = { readonly [K in keyof D]-?: AnySchemaObject };
 type DataOf<T extends DoorDomainEventType> = Extract<DoorDomainEvent, { type: T }>['data'];
@@ -107,50 +97,3 @@ export const doorEventCatalogue: { readonly [T in DoorDomainEventType]: { readon
     },
   },
 };
-
-function objectSchema(properties: Readonly<Record<string, AnySchemaObject>>): AnySchemaObject {
-  return { type: 'object', additionalProperties: false, required: Object.keys(properties), properties };
-}
-
-const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
-addFormatsModule.default(ajv, ['date-time', 'uuid']);
-const validators = new Map<string, ValidateFunction>(
-  Object.entries(doorEventCatalogue).map(([type, entry]) => [type, ajv.compile(objectSchema(entry.properties))]),
-);
-
-export function isDoorEventType(type: string): type is DoorDomainEventType {
-  return validators.has(type);
-}
-
-export function doorEventDataSchema(type: DoorDomainEventType): AnySchemaObject {
-  return objectSchema(doorEventCatalogue[type].properties);
-}
-
-export interface SchemaCatalogue {
-  validate(type: string, schemaVersion: number, data: unknown): void;
-  upcast(type: string, schemaVersion: number, data: unknown): { schemaVersion: number; data: unknown };
-  versionOf(type: string): number;
-}
-
-/** A catalogue that also knows the door events (for stores and handlers used before the merge). */
-export function withDoorEventSchemas(base: SchemaCatalogue): SchemaCatalogue {
-  return {
-    validate(type, schemaVersion, data) {
-      if (!isDoorEventType(type)) return base.validate(type, schemaVersion, data);
-      if (schemaVersion !== doorEventCatalogue[type].version) throw new Error(`event type "${type}" has no schema version ${schemaVersion}`);
-      const validate = validators.get(type)!;
-      if (!validate(data)) {
-        const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
-        throw new Error(`invalid ${type} event data (schema version ${schemaVersion}): ${problems.join('; ')}`);
-      }
-    },
-    upcast(type, schemaVersion, data) {
-      if (!isDoorEventType(type)) return base.upcast(type, schemaVersion, data);
-      if (schemaVersion !== doorEventCatalogue[type].version) throw new Error(`event type "${type}" has no schema version ${schemaVersion}`);
-      return { schemaVersion, data };
-    },
-    versionOf(type) {
-      return isDoorEventType(type) ? doorEventCatalogue[type].version : base.versionOf(type);
-    },
-  };
-}

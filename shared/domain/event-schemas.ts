@@ -5,6 +5,7 @@
 // Changing an event's shape: bump `version`, move the old schema into `previous[oldVersion]`,
 // add `upcasters[oldVersion]` turning old data into the new shape, and write a test. Events in
 // the log are never rewritten.
+import { doorEventCatalogue } from './door-events.js';
 import { Ajv2020, type AnySchemaObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { ORG_SCOPES, ROLES, type DomainEvent, type DomainEventType, type Sealed } from './events.js';
@@ -139,6 +140,7 @@ const catalogue: { readonly [T in DomainEventType]: EventTypeSchemas<T> } = {
     version: 1,
     properties: { passId: ID, publicId: PUBLIC_ID, orgId: ID, facilityId: ID, qrHash: SHA256 },
   },
+  ...doorEventCatalogue,
 };
 
 const addFormats = addFormatsModule.default;

@@ -136,6 +136,9 @@ export type PassRevoked = {
   data: { passId: number; publicId: string; orgId: number; facilityId: number; qrHash: string };
 };
 
+import type { DoorAccessRecorded, PassCheckedIn } from './door-events.js';
+export type { DoorAccessRecorded, PassCheckedIn };
+
 export type DomainEvent =
   | OrganizationCreated
   | OrganizationInviteAllowanceChanged
@@ -150,7 +153,9 @@ export type DomainEvent =
   | ApiKeyCreated
   | ApiKeyRevoked
   | PassCreated
-  | PassRevoked;
+  | PassRevoked
+  | PassCheckedIn
+  | DoorAccessRecorded;
 
 export type DomainEventType = DomainEvent['type'];
 
@@ -165,6 +170,8 @@ export const streams = {
    * and the home of those passes' lifecycle events.
    */
   guestInvites: (userId: number, month: string) => `guest-invites-${userId}-${month}`,
+  /** Scans that matched no pass (unknown QR), per facility and UTC day. */
+  doorAccessLog: (facilityId: number, day: string) => `door-access-${facilityId}-${day}`,
 } as const;
 
 /** `YYYY-MM` of a date in UTC. */

@@ -4,12 +4,14 @@
 // same stream holds the lifecycle of those passes (revocation), so a pass's state and the
 // allowance it consumed are never out of step. Revoked passes still count toward the month.
 import type { Decider } from './decider.js';
-import { ACTIVE_PASS_STATUSES, type PassCreated, type PassRevoked, type PassStatus } from './events.js';
+import { ACTIVE_PASS_STATUSES, type PassCheckedIn, type PassCreated, type PassRevoked, type PassStatus } from './events.js';
+import type { DoorAccessRecorded } from './door-events.js';
 import { ConflictError, NotFoundError, QuotaExceededError, ValidationError } from '../errors.js';
 
 export const MAX_PASSES_PER_BATCH = 10;
 
-export type GuestInvitesEvent = PassCreated | PassRevoked;
+/** PassCreated and PassRevoked are decided here; the door path's events share the stream (pass-check-in.ts). */
+export type GuestInvitesEvent = PassCreated | PassRevoked | PassCheckedIn | DoorAccessRecorded;
 
 export type GuestInvitesCommand =
   | {
@@ -154,9 +156,14 @@ export const guestInvitesDecider: Decider<GuestInvitesCommand, GuestInvitesEvent
         if (!pass) return state;
         return { ...state, passes: state.passes.set(event.data.publicId, { ...pass, status: 'cancelled' }) };
       }
+      case 'PassCheckedIn': {
+        // The first granted entry: the pass is no longer active, so revoking it is a 409.
+        const pass = state.passes.get(event.data.publicId);
+        if (!pass || pass.status === 'cancelled') return state;
+        return { ...state, passes: state.passes.set(event.data.publicId, { ...pass, status: 'checked_in' }) };
+      }
       default:
-        // Other facts on this stream that this build does not fold (the door path's, until they
-        // are merged here) leave the state as it is rather than breaking every later decision.
+        // Facts this decider has no use for (the door access records) leave its state as it is.
         return state;
     }
   },

@@ -1,18 +1,17 @@
-// The decider addition of the door path: recording a scan on the pass's stream, and checking the
-// pass in on its first granted entry. Pure (no I/O), tested given/when/then in
-// test/door/pass-check-in.unit.spec.ts.
+// The door path's deciders: recording a scan, and checking a pass in on its first granted entry.
+// Pure (no I/O), tested given/when/then in test/door/pass-check-in.unit.spec.ts.
 //
-// TO MERGE into guest-invites-decider.ts (the lead):
-//   * evolve: `PassCheckedIn` -> the pass's status becomes `checked_in` (so revoking it is a 409,
-//     as the spec's status table says); `DoorAccessRecorded` -> remember its accessId on the pass
-//     (`rememberAccess`). Their current evolve has no default branch: an unknown event type
-//     returns undefined and breaks every later decision on that stream, so this must land before
-//     the reactor appends anything to a guest-invites stream (the reactor refuses to start until
-//     the types are in the schema catalogue).
-//   * command `RecordDoorAccess` -> `decideRecordDoorAccess(command.data, view of the pass)`.
-// Until then `passDoorAccessDecider` below folds the same stream on its own (the command handler
-// keys its cache by evolve, so the two deciders never share folded state), and
-// `doorAccessLogDecider` owns the per-facility stream of scans that matched no pass.
+// * `passDoorAccessDecider` is the door path's own decider over a pass's guest-invites stream
+//   (`guest-invites-{userId}-{YYYY-MM}`): it folds PassCreated/PassRevoked/PassCheckedIn/
+//   DoorAccessRecorded into a door view of each pass and decides `RecordDoorAccess`. The stream's
+//   other decider, guest-invites-decider.ts (passes and the monthly allowance), folds the same
+//   events into its own state (PassCheckedIn -> `checked_in`, so revoking a checked-in pass is a
+//   409) and ignores DoorAccessRecorded. The two never share folded state: the command handler
+//   keys its cached state by decider (by its evolve) and queues commands per stream, batching
+//   only those of one decider, so each decides on its own fold of the current revision (another
+//   process, e.g. the door-gateway's reactor, is held off by the expected revision).
+// * `doorAccessLogDecider` owns `door-access-{facilityId}-{YYYY-MM-DD}`
+//   (`streams.doorAccessLog`): scans that matched no pass, deduplicated by access id.
 import type { Decider } from './decider.js';
 import type { PassCreated, PassRevoked, PassStatus } from './events.js';
 import { ACTIVE_PASS_STATUSES } from './events.js';
@@ -103,7 +102,7 @@ export function decideRecordDoorAccess(
   ];
 }
 
-/** The evolve cases to merge: how the door events change a pass's view. */
+/** How the door events change a pass's door view. */
 export function evolvePassDoorView(view: PassDoorView, event: PassCheckedIn | DoorAccessRecorded): PassDoorView {
   switch (event.type) {
     case 'PassCheckedIn':
@@ -114,7 +113,7 @@ export function evolvePassDoorView(view: PassDoorView, event: PassCheckedIn | Do
 }
 
 // ---------------------------------------------------------------------------------------------
-// Standalone deciders (until the merge)
+// The deciders
 
 /**
  * An immutable map with cheap updates: 64 buckets, an update copies the bucket array and one

@@ -26,6 +26,8 @@ const breakages: { readonly [T in DomainEventType]: (data: Record<string, unknow
   ApiKeyRevoked: (d) => void (d.keyId = 'has space'),
   PassCreated: (d) => void (d.arrivalDate = '2026-02-30'),
   PassRevoked: (d) => void (d.publicId = 'pass_1'),
+  PassCheckedIn: (d) => void (d.accessId = 'not-a-uuid'),
+  DoorAccessRecorded: (d) => void (d.result = 'maybe'),
 };
 
 const clone = <T>(value: T): T => structuredClone(value);

@@ -8,7 +8,7 @@ import {
 import type { PassCreated } from '../../shared/domain/events.js';
 import { ConflictError, NotFoundError, QuotaExceededError, ValidationError } from '../../shared/errors.js';
 import { deciderSpec } from '../support/given-when-then.js';
-import { passData, publicId, sha256 } from '../support/domain-fixtures.js';
+import { passData, publicId, sampleEvents, sha256 } from '../support/domain-fixtures.js';
 
 const spec = deciderSpec(guestInvitesDecider);
 const createdEvent = (n: number): GuestInvitesEvent => ({ type: 'PassCreated', data: passData(n) });
@@ -79,6 +79,11 @@ describe('guest invites decider', () => {
       spec.given([createdEvent(1)]).when(revoke(1, 1)).then([revokedEvent(1)]);
     });
 
+    it('is 409 once the guest has checked in (the pass is no longer active)', () => {
+      const checkedIn: GuestInvitesEvent = { type: 'PassCheckedIn', data: { ...sampleEvents.PassCheckedIn.data, publicId: publicId(1), passId: 1 } };
+      spec.given([createdEvent(1), checkedIn]).when(revoke(1)).thenThrows(ConflictError, /no longer active/);
+    });
+
     it('is 409 once the pass is cancelled', () => {
       spec.given([createdEvent(1), revokedEvent(1)]).when(revoke(1)).thenThrows(ConflictError, /no longer active/);
     });
@@ -98,7 +103,7 @@ describe('guest invites decider', () => {
   });
 
   it('folds past event types it does not know instead of breaking the stream', () => {
-    const unknown = { type: 'PassCheckedIn', data: { publicId: publicId(1) } } as unknown as GuestInvitesEvent;
+    const unknown = { type: 'PassBadgePrinted', data: { publicId: publicId(1) } } as unknown as GuestInvitesEvent;
     spec.given([createdEvent(1), unknown]).when(revoke(1)).then([revokedEvent(1)]);
   });
 

@@ -11,7 +11,8 @@ import { createKnex, type Knex } from '../../shared/db/knex.js';
 import { migrateToLatest } from '../../shared/db/migrate.js';
 import { createEventStore } from '../../shared/event-store/create-event-store.js';
 import type { EventStore } from '../../shared/event-store/event-store.js';
-import { DoorHarness, DOOR_SCHEMAS, uniqueFacilityId } from './support/door-harness.js';
+import { eventSchemas } from '../../shared/domain/event-schemas.js';
+import { DoorHarness, uniqueFacilityId } from './support/door-harness.js';
 import { MOSQUITTO_URL, requireKafka, requireMosquitto, testLogger } from './support/door-components.js';
 import { eventually, newEvent, passCreated, passRevoked, testPass } from './fixtures.js';
 
@@ -36,10 +37,10 @@ describe('embedded door path and the door CLI (aedes, in-process bus)', function
     const url = await freshDatabase('door_cli');
     knex = createKnex(url);
     await migrateToLatest(knex);
-    store = createEventStore({ databaseUrl: url, eventStoreUrl: null, schemas: DOOR_SCHEMAS });
+    store = createEventStore({ databaseUrl: url, eventStoreUrl: null, schemas: eventSchemas });
     door = await startDoorPath(
       { store, knex, logger: testLogger, config: { kafkaBrokers: [], kafkaPassTopicPartitions: 1, mqttUrl: null, dataDir } },
-      { versionOf: DOOR_SCHEMAS.versionOf, facilityPollMs: 100 },
+      { facilityPollMs: 100 },
     );
   });
 

@@ -57,6 +57,22 @@ describe('pass_list projection', () => {
     expect(rows['2']!.status).to.equal('expected');
   });
 
+  it('moves an active pass to checked_in on its first granted entry, but never a cancelled one', () => {
+    const checkIn = (passId: number) => ({
+      type: 'PassCheckedIn' as const,
+      data: { passId, publicId: `gst_0000000${passId}`, orgId: 1, facilityId: 10, accessId: '0b9c7a52-8c0e-4f57-9d0b-51b0c3e2f1a4', controllerId: 'c1', door: 'main', checkedInAt: '2026-12-01T09:00:00.000Z' },
+    });
+    const log = new EventLog();
+    log.add(passCreated(1));
+    log.add(passCreated(2));
+    log.add({ type: 'PassRevoked', data: { passId: 2, publicId: 'gst_00000002', orgId: 1, facilityId: 10, qrHash: 'hash-2' } });
+    log.add(checkIn(1));
+    log.add(checkIn(2));
+    const rows = visible(feed(passListProjection, log.events));
+    expect(rows['1']!.status).to.equal('checked_in');
+    expect(rows['2']!.status).to.equal('cancelled');
+  });
+
   it('ignores events it does not handle', () => {
     const log = new EventLog();
     log.add({ type: 'FacilityAdded', data: { facilityId: 10, orgId: 1, name: 'HQ', description: null } });

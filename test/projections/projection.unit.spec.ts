@@ -10,9 +10,9 @@ import {
 } from '../../projections/projection.js';
 import { selectProjections, ALL_PROJECTIONS } from '../../projections/all-projections.js';
 import { decodeProgress, encodeProgress } from '../../projections/progress-channel.js';
-import { ProgressBar } from '../../projections/progress-bar.js';
+import { ProgressBar, showRebuildProgress } from '../../projections/progress-bar.js';
 import { READ_MODELS } from '../../shared/db/read-models.js';
-import { EventLog, feed, passCreated, visible } from './fixtures.js';
+import { EventLog, feed, passCreated } from './fixtures.js';
 
 interface CounterRow {
   id: number;
@@ -133,5 +133,17 @@ describe('projection model', () => {
     expect(written).to.have.length(2);
     expect(written[0]).to.match(/^ 25\.0%  a \(\d+s\)\n$/);
     expect(written[1]).to.match(/^done \(\d+s\)\n$/);
+  });
+
+  it('shows a rebuild on the bar and ends the line when it is done', () => {
+    const written: string[] = [];
+    const stream = { write: (t: string) => written.push(t), columns: 200, isTTY: true } as unknown as NodeJS.WriteStream;
+    const show = showRebuildProgress(new ProgressBar({ stream, tty: true, label: 'rebuild' }));
+    const base = { projections: ['pass_list'], position: { commit: 1n, prepare: 1n }, head: { commit: 2n, prepare: 2n }, elapsedMs: 1000 };
+    show({ ...base, phase: 'replaying', events: 1500, fraction: 0.5, eventsPerSecond: 1500 });
+    show({ ...base, phase: 'done', events: 3000, fraction: 1, eventsPerSecond: 3000 });
+    expect(written[0]).to.contain('50.0%').and.contain('pass_list: 1,500 events, 1,500/s, replaying');
+    expect(written[1]).to.contain('100.0%').and.contain('3,000 events');
+    expect(written.at(-1)).to.equal('\n');
   });
 });

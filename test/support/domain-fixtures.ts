@@ -98,4 +98,33 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
     type: 'PassRevoked',
     data: { passId: 1, publicId: publicId(1), orgId: 1, facilityId: 10, qrHash: sha256('qr-1') },
   },
+  PassCheckedIn: {
+    type: 'PassCheckedIn',
+    data: {
+      passId: 1,
+      publicId: publicId(1),
+      orgId: 1,
+      facilityId: 10,
+      accessId: '0b9c7a52-8c0e-4f57-9d0b-51b0c3e2f1a4',
+      controllerId: 'ctrl-1',
+      door: 'main',
+      checkedInAt: '2026-12-01T09:00:00.000Z',
+    },
+  },
+  DoorAccessRecorded: {
+    type: 'DoorAccessRecorded',
+    data: {
+      accessId: '0b9c7a52-8c0e-4f57-9d0b-51b0c3e2f1a4',
+      facilityId: 10,
+      orgId: 1,
+      controllerId: 'ctrl-1',
+      door: 'main',
+      result: 'granted',
+      reason: null,
+      passId: 1,
+      publicId: publicId(1),
+      scannedAt: '2026-12-01T09:00:00.000Z',
+      receivedAt: '2026-12-01T09:00:00.050Z',
+    },
+  },
 };

@@ -8,7 +8,6 @@ import { migrateToLatest } from '../../../shared/db/migrate.js';
 import { createEventStore } from '../../../shared/event-store/create-event-store.js';
 import type { EventStore } from '../../../shared/event-store/event-store.js';
 import { eventSchemas } from '../../../shared/domain/event-schemas.js';
-import { withDoorEventSchemas } from '../../../shared/domain/door-events.js';
 import { InProcessPassBus } from '../../../shared/pass-bus/in-process-pass-bus.js';
 import { KafkaPassBus } from '../../../shared/pass-bus/kafka-pass-bus.js';
 import type { PassBus } from '../../../shared/pass-bus/pass-bus.js';
@@ -24,8 +23,6 @@ import { kafkaTestBus, MOSQUITTO_URL, testLogger } from './door-components.js';
 import { newEvent, passCreated, passRevoked, type TestPass } from '../fixtures.js';
 
 export type BrokerKind = 'real' | 'embedded';
-
-export const DOOR_SCHEMAS = withDoorEventSchemas(eventSchemas);
 
 /** Facility ids no other test run uses, so retained messages on the shared Mosquitto never collide. */
 export function uniqueFacilityId(): number {
@@ -81,7 +78,7 @@ export class DoorHarness {
       url = await freshDatabase(options.label);
       knex = createKnex(url, { max: 10 });
       await migrateToLatest(knex);
-      store = createEventStore({ databaseUrl: url, eventStoreUrl: null, schemas: DOOR_SCHEMAS });
+      store = createEventStore({ databaseUrl: url, eventStoreUrl: null, schemas: eventSchemas });
     }
     const broker = options.kind === 'embedded' && !options.mqttUrl ? await startEmbeddedBroker() : null;
     const mqttUrl = options.mqttUrl ?? broker?.url ?? MOSQUITTO_URL;
@@ -122,7 +119,6 @@ export class DoorHarness {
       store: this.store,
       knex: this.knex,
       logger: testLogger,
-      versionOf: DOOR_SCHEMAS.versionOf,
       groupId: `guestpass-door-access-${randomBytes(4).toString('hex')}`,
     });
     await this.reactor.start();

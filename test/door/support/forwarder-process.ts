@@ -5,7 +5,7 @@ import { createEventStore } from '../../../shared/event-store/create-event-store
 import { KafkaPassBus } from '../../../shared/pass-bus/kafka-pass-bus.js';
 import { createLogger } from '../../../shared/logger.js';
 import { PassEventForwarder } from '../../../projections/pass-event-forwarder.js';
-import { DOOR_SCHEMAS } from './door-harness.js';
+import { eventSchemas } from '../../../shared/domain/event-schemas.js';
 
 const env = (name: string) => {
   const value = process.env[name];
@@ -14,7 +14,7 @@ const env = (name: string) => {
 };
 const logger = createLogger(process.env.LOG_LEVEL ?? 'silent', 'forwarder-child');
 const knex = createKnex(env('DATABASE_URL'), { max: 2 });
-const store = createEventStore({ databaseUrl: env('DATABASE_URL'), eventStoreUrl: null, schemas: DOOR_SCHEMAS });
+const store = createEventStore({ databaseUrl: env('DATABASE_URL'), eventStoreUrl: null, schemas: eventSchemas });
 const bus = new KafkaPassBus({ brokers: env('KAFKA_BROKERS').split(','), passTopicPartitions: 3, topicSuffix: env('TOPIC_SUFFIX'), logger });
 const forwarder = new PassEventForwarder({ store, knex, bus, logger, batchSize: 20 });
 await forwarder.start();
