@@ -71,21 +71,32 @@ export async function createPasses(
   ctx: CommandContext,
 ): Promise<CreatePassesResult> {
   const stream = streams.guestInvites(userId, monthOf(ctx.now));
-  const [facility, limit, month] = await Promise.all([
+  const batchId = randomUUID();
+  // The reads and the draws of ids and a key are independent round trips: run them together.
+  // A refused request then leaves a gap in the pass ids (allowed) and drops its unused key.
+  const [facility, limit, month, passIds, key] = await Promise.all([
     deps.handler.load(streams.facility(request.facilityId), facilityDecider),
     monthlyAllowance(deps, orgId, userId),
     deps.handler.load(stream, guestInvitesDecider),
-  ]);
-  // 404 / 409. A suspension racing this request may still let it through: the facility is its
-  // own stream, and only the allowance is an invariant the spec asks to hold under concurrency.
-  assertFacilityAcceptsPasses(facility.state, request.facilityId, orgId);
-  // Fail fast before drawing ids and a key when the month is already full. This is not the
-  // enforcement (the state may be stale): the decider decides again on the appended revision.
-  if (month.state.used + request.quantity > limit) throw new QuotaExceededError(limit, month.state.used, request.quantity);
+    deps.ids.next('pass', request.quantity),
+    deps.subjectKeys.create(batchId), // one key per batch: the batch is one guest, erased as a whole
+  ]).catch(async (error: unknown) => {
+    await deps.subjectKeys.destroy(batchId).catch(() => undefined);
+    throw error;
+  });
+  try {
+    // 404 / 409. A suspension racing this request may still let it through: the facility is its
+    // own stream, and only the allowance is an invariant the spec asks to hold under concurrency.
+    assertFacilityAcceptsPasses(facility.state, request.facilityId, orgId);
+    // Fail before sealing when the month is already full. This is not the enforcement (the state
+    // may be stale): the decider decides again on the revision it appends at.
+    if (month.state.used + request.quantity > limit) throw new QuotaExceededError(limit, month.state.used, request.quantity);
+  } catch (error) {
+    await deps.subjectKeys.destroy(batchId).catch(() => undefined);
+    throw error;
+  }
 
-  const passIds = await deps.ids.next('pass', request.quantity);
   const issued: IssuedPass[] = passIds.map((passId) => ({ passId, publicId: newPublicId(), qrValue: newQrValue() }));
-  const batchId = randomUUID();
   const guest: GuestDetails = {
     firstName: request.firstName,
     lastName: request.lastName,
@@ -98,8 +109,6 @@ export async function createPasses(
     qrValues: Object.fromEntries(issued.map((p) => [p.publicId, p.qrValue])),
   };
 
-  // One key per batch: the batch is one guest, erased as a whole.
-  const key = await deps.subjectKeys.create(batchId);
   let result: HandleResult<GuestInvitesEvent>;
   try {
     const sealed = seal(key, guest);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Decider, EventShape } from '../domain/decider.js';
-import type { Actor, AppendResult, EventStore, NewEvent, Position, RecordedEvent } from './event-store.js';
+import type { Actor, AppendResult, EventStore, NewEvent, Position, RecordedEvent, StreamRead } from './event-store.js';
 import { START, WrongExpectedVersion } from './event-store.js';
 import { schemaVersionOf } from '../domain/event-schemas.js';
 
@@ -66,6 +66,8 @@ interface Outcome {
 export class CommandHandler {
   private readonly cache = new Map<string, CachedState>();
   private readonly queues = new Map<string, Pending[]>();
+  /** Stream reads asked for in this tick: sent together as one readStreams call. */
+  private reads: Array<{ request: StreamRead; resolve: (events: RecordedEvent[]) => void; reject: (error: unknown) => void }> = [];
 
   constructor(
     private readonly store: EventStore,
@@ -106,13 +108,31 @@ export class CommandHandler {
     const key = cacheKey(streamName, decider.evolve);
     const cached = this.cache.get(key);
     const from = cached ? cached.revision + 1 : 0;
-    const events = await this.store.readStream(streamName, { fromRevision: from });
+    const events = await this.read({ streamName, fromRevision: from });
     let state = (cached ? cached.state : decider.initialState()) as State;
     for (const e of events) state = decider.evolve(state, { type: e.type, data: e.data } as Event);
     const last = events.at(-1);
     const revision = last ? last.revision : cached ? cached.revision : 'no_stream';
     if (revision !== 'no_stream') this.remember(key, { revision, state });
     return { state, revision };
+  }
+
+  /**
+   * Reads one stream, together with every other read asked for in the same tick: a command that
+   * loads its stream and its input streams side by side costs one round trip, not one each.
+   */
+  private read(request: StreamRead): Promise<RecordedEvent[]> {
+    return new Promise((resolve, reject) => {
+      if (this.reads.push({ request, resolve, reject }) > 1) return;
+      process.nextTick(() => {
+        const reads = this.reads;
+        this.reads = [];
+        this.store.readStreams(reads.map((r) => r.request)).then(
+          (results) => reads.forEach((r, i) => r.resolve(results[i]!)),
+          (error: unknown) => reads.forEach((r) => r.reject(error)),
+        );
+      });
+    });
   }
 
   /** Runs the stream's queue until it is empty; one drain per stream at a time. */

@@ -90,6 +90,12 @@ export interface ReadStreamOptions {
   readonly maxCount?: number;
 }
 
+export interface StreamRead {
+  readonly streamName: string;
+  /** First revision to read (inclusive); default 0. */
+  readonly fromRevision?: number;
+}
+
 export interface ReadAllOptions {
   /** Exclusive: events strictly after this position. Default START (everything). */
   readonly after?: Position;
@@ -115,6 +121,11 @@ export interface EventStore {
   appendToStream(streamName: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   /** Empty array for a stream that does not exist. */
   readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /**
+   * Several streams forwards, each from its own revision, in one call: what a command reads
+   * before it decides (its stream and the streams it takes as input). Result i is stream i.
+   */
+  readStreams(requests: readonly StreamRead[]): Promise<RecordedEvent[][]>;
   /** Events in global order that no reader can later find a gap before. */
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Catch-up subscription to all events after a checkpoint; never skips or repeats an event. */

@@ -36,6 +36,7 @@ import {
   type Position,
   type ReadAllOptions,
   type ReadStreamOptions,
+  type StreamRead,
   type RecordedEvent,
   type SubscribeOptions,
   type Subscription,
@@ -90,6 +91,11 @@ export class EventStoreDbEventStore implements EventStore {
     const [last] = await this.readStream(streamName, { fromRevision: Number(revision), maxCount: 1 });
     if (!last) throw new Error(`EventStoreDB reported ${streamName} at revision ${revision}, which cannot be read`);
     return last.position;
+  }
+
+  /** EventStoreDB reads one stream per call: the reads run side by side. */
+  readStreams(requests: readonly StreamRead[]): Promise<RecordedEvent[][]> {
+    return Promise.all(requests.map((r) => this.readStream(r.streamName, { fromRevision: r.fromRevision ?? 0 })));
   }
 
   async readStream(streamName: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

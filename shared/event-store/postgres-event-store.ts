@@ -18,6 +18,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  type StreamRead,
   type SubscribeOptions,
   type Subscription,
 } from './event-store.js';
@@ -168,6 +169,22 @@ export class PostgresEventStore implements EventStore {
       [streamName, from, options.maxCount ?? null],
     );
     return rows.map(toRecordedEvent);
+  }
+
+  /** One round trip for all the streams: each round trip is a large share of a command's cost. */
+  async readStreams(requests: readonly StreamRead[]): Promise<RecordedEvent[][]> {
+    if (requests.length === 0) return [];
+    const { rows } = await this.pool.query<EventRow & { request: number }>(
+      `SELECT r.request::int AS request, e.global_position::text AS prepare, e.transaction_id::text AS commit,
+         e.stream_name, e.stream_position, e.event_id::text AS event_id, e.type, e.data, e.metadata, e.recorded_at
+       FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS r(stream_name, from_revision, request)
+       JOIN events e ON e.stream_name = r.stream_name AND e.stream_position >= r.from_revision
+       ORDER BY r.request, e.stream_position`,
+      [requests.map((r) => r.streamName), requests.map((r) => r.fromRevision ?? 0)],
+    );
+    const result: RecordedEvent[][] = requests.map(() => []);
+    for (const row of rows) result[row.request - 1]!.push(toRecordedEvent(row));
+    return result;
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {

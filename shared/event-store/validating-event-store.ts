@@ -8,6 +8,7 @@ import type {
   Position,
   ReadAllOptions,
   ReadStreamOptions,
+  StreamRead,
   RecordedEvent,
   SubscribeOptions,
   Subscription,
@@ -52,6 +53,10 @@ export class ValidatingEventStore implements EventStore {
       this.check('append', streamName, event, event.metadata?.schemaVersion);
     }
     return this.inner.appendToStream(streamName, events, expected);
+  }
+
+  async readStreams(requests: readonly StreamRead[]): Promise<RecordedEvent[][]> {
+    return (await this.inner.readStreams(requests)).map((events) => events.map((e) => this.onRead(e)));
   }
 
   async readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {

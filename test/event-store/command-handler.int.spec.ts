@@ -42,6 +42,8 @@ class RecordingStore implements EventStore {
   readonly reads: Array<{ streamName: string; fromRevision: number | undefined }> = [];
   appends = 0;
   conflicts = 0;
+  /** Calls of readStreams (each is one round trip for all its streams). */
+  streamReads = 0;
   /** Runs before the next append only: lets a test slip another process's write in between read and append. */
   beforeNextAppend: (() => Promise<unknown>) | null = null;
   constructor(private readonly inner: EventStore) {}
@@ -60,6 +62,11 @@ class RecordingStore implements EventStore {
   readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
     this.reads.push({ streamName, fromRevision: options?.fromRevision });
     return this.inner.readStream(streamName, options);
+  }
+  readStreams(requests: Parameters<EventStore['readStreams']>[0]): Promise<RecordedEvent[][]> {
+    this.streamReads++;
+    for (const r of requests) this.reads.push({ streamName: r.streamName, fromRevision: r.fromRevision });
+    return this.inner.readStreams(requests);
   }
   readAll = (...args: Parameters<EventStore['readAll']>) => this.inner.readAll(...args);
   subscribeToAll = (...args: Parameters<EventStore['subscribeToAll']>) => this.inner.subscribeToAll(...args);
@@ -146,6 +153,19 @@ describe('command handler over the PostgreSQL event store', function () {
     expect(stored.map((e) => (e.data as ItemAdded['data']).index)).to.deep.equal([...Array(CAPACITY).keys()]);
     // Each event keeps the metadata of the request that caused it.
     for (const e of stored.slice(1)) expect(e.metadata.correlationId).to.equal(`request-${(e.data as ItemAdded['data']).item}`);
+  });
+
+  it('reads the streams loaded side by side in one round trip', async () => {
+    const { handler, store } = process();
+    const streams = [uniqueStream('list'), uniqueStream('list'), uniqueStream('list')];
+    await handler.handle(streams[0]!, listDecider, { type: 'AddItem', item: 'x' }, context());
+    store.streamReads = 0;
+    store.reads.length = 0;
+    const loaded = await Promise.all(streams.map((s) => handler.load(s, listDecider)));
+    expect(store.streamReads).to.equal(1);
+    expect(store.reads.map((r) => r.streamName)).to.deep.equal(streams);
+    expect(loaded.map((l) => l.state.items)).to.deep.equal([['x'], [], []]);
+    expect(loaded.map((l) => l.revision)).to.deep.equal([0, 'no_stream', 'no_stream']);
   });
 
   it('catches its cached state up with what another process appended, reading only the new events', async () => {

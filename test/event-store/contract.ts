@@ -152,6 +152,19 @@ export function runEventStoreContract(name: string, factory: EventStoreFactory):
         expect(revisions(await store.readStream(stream, { fromRevision: 5 }))).to.deep.equal([]);
       });
 
+      it('reads several streams at once, each from its own revision, as separate reads would', async () => {
+        const [a, b, empty] = [uniqueStream(), uniqueStream(), uniqueStream()];
+        await store.appendToStream(a, Array.from({ length: 4 }, (_, n) => newEvent('A', { n })), 'no_stream');
+        await store.appendToStream(b, [newEvent('B', { n: 0 })], 'no_stream');
+        await store.appendToStream(a, [newEvent('A', { n: 4 })], 3);
+        const requests = [{ streamName: b }, { streamName: a, fromRevision: 2 }, { streamName: empty }, { streamName: a, fromRevision: 9 }];
+        const together = await store.readStreams(requests);
+        const separately = await Promise.all(requests.map((r) => store.readStream(r.streamName, { fromRevision: r.fromRevision ?? 0 })));
+        expect(together).to.deep.equal(separately);
+        expect(together.map((events) => events.map((e) => e.revision))).to.deep.equal([[0], [2, 3, 4], [], []]);
+        expect(await store.readStreams([])).to.deep.equal([]);
+      });
+
       it('rejects an empty append', async () => {
         let failed = false;
         await store.appendToStream(uniqueStream(), [], 'any').catch(() => (failed = true));

@@ -58,6 +58,7 @@ class RacingStore implements EventStore {
     }
   }
   readStream = (name: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> => this.inner.readStream(name, options);
+  readStreams = (...args: Parameters<EventStore['readStreams']>) => this.inner.readStreams(...args);
   readAll = (...args: Parameters<EventStore['readAll']>) => this.inner.readAll(...args);
   subscribeToAll = (...args: Parameters<EventStore['subscribeToAll']>) => this.inner.subscribeToAll(...args);
   headPosition = () => this.inner.headPosition();
