@@ -9,9 +9,7 @@ import { parsePosition, START, positionToString } from '../shared/event-store/ev
 import { createOrganization } from '../command-service/organizations/create-organization.js';
 import { addUser } from '../command-service/users/add-user.js';
 import { addFacility } from '../command-service/facilities/add-facility.js';
-import { suspendFacility } from '../command-service/facilities/suspend-facility.js';
-import { resumeFacility } from '../command-service/facilities/resume-facility.js';
-import { deactivateFacility } from '../command-service/facilities/deactivate-facility.js';
+import { suspendFacility, resumeFacility, deactivateFacility } from '../command-service/facilities/change-facility-status.js';
 import { createApiKey } from '../command-service/api-keys/create-api-key.js';
 import { revokeApiKey } from '../command-service/api-keys/revoke-api-key.js';
 import { ProjectionRunner } from '../projections/runner.js';

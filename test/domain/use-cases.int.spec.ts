@@ -17,9 +17,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../shared/erro
 import type { CommandDeps } from '../../command-service/command-deps.js';
 import { createOrganization } from '../../command-service/organizations/create-organization.js';
 import { addFacility } from '../../command-service/facilities/add-facility.js';
-import { suspendFacility } from '../../command-service/facilities/suspend-facility.js';
-import { deactivateFacility } from '../../command-service/facilities/deactivate-facility.js';
-import { resumeFacility } from '../../command-service/facilities/resume-facility.js';
+import { suspendFacility, deactivateFacility, resumeFacility } from '../../command-service/facilities/change-facility-status.js';
 import { addUser } from '../../command-service/users/add-user.js';
 import { createApiKey } from '../../command-service/api-keys/create-api-key.js';
 import { revokeApiKey } from '../../command-service/api-keys/revoke-api-key.js';
