@@ -1,6 +1,6 @@
 // The OAuth events: data shapes and their JSON Schemas (ajv, additionalProperties: false), kept
-// beside the core catalogue (shared/domain/events.ts) and merged into its schema registry by the
-// lead. No secret is ever in an event: authorization codes, refresh tokens and client secrets
+// beside the core catalogue (shared/domain/events.ts) until the OAuth endpoints land and they join
+// its schema registry. No secret is ever in an event: authorization codes, refresh tokens and client secrets
 // appear only as SHA-256 hashes (see opaque-credentials.ts for why SHA-256 suffices), and every
 // hash field is constrained to 64 hex characters so a raw credential cannot be appended by mistake.
 //
