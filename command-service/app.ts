@@ -1,14 +1,10 @@
 // The command service's HTTP app, built from injected ports (tests and the embedded runner
 // compose the same pieces; main.ts runs it alone). Middleware in the order a request meets it.
-import Koa from 'koa';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
-import { requestId } from '../shared/http/request-id.js';
-import { requestLogger } from '../shared/http/request-logger.js';
-import { errorMiddleware } from '../shared/http/error-middleware.js';
-import { securityHeaders } from '../shared/http/security-headers.js';
-import { ORG_API_PREFIX, RateLimiter } from '../shared/http/rate-limit.js';
-import { notFound } from '../shared/http/not-found.js';
+import type Koa from 'koa';
+import type { RateLimiter } from '../shared/http/rate-limit.js';
+import { createServiceApp } from '../shared/http/service-app.js';
 import type { HttpState } from '../shared/http/http-state.js';
 import type { CommandDeps } from './command-deps.js';
 import { orgPassRoutes } from './http/org-pass-routes.js';
@@ -24,17 +20,8 @@ export interface CommandAppDeps extends CommandDeps {
 }
 
 export function createCommandApp(deps: CommandAppDeps): Koa<HttpState> {
-  const app = new Koa<HttpState>();
   const { trustProxy } = deps.config;
-  const orgApiLimit = (deps.orgApiRateLimiter ?? new RateLimiter('org-api')).middleware({ trustProxy, pathPrefix: ORG_API_PREFIX });
-  const orgPasses = orgPassRoutes(deps, { trustProxy });
-
-  app.use(requestId());
-  app.use(requestLogger(deps.logger));
-  app.use(errorMiddleware());
-  app.use(securityHeaders());
-  app.use(orgApiLimit);
-  app.use(notFound());
-  app.use(orgPasses.routes());
+  const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter });
+  app.use(orgPassRoutes(deps, { trustProxy }).routes());
   return app;
 }

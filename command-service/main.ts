@@ -2,10 +2,10 @@
 // environment (shared/config.ts; DATABASE_URL, EVENTSTORE_URL, PORT, HOST, TRUST_PROXY, ...).
 // The projections run in their own process (projections/main.ts); writes wait for them
 // (PROJECTION_WAIT_MS) so the next read sees the write.
-import http from 'node:http';
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { openRuntime } from '../cli/runtime.js';
+import { serveUntilSignalled } from '../shared/http/serve.js';
 import { createCommandApp } from './app.js';
 
 async function main(): Promise<void> {
@@ -15,17 +15,7 @@ async function main(): Promise<void> {
   // migrates, and builds the event store (createEventStore) and the other ports.
   const runtime = await openRuntime(config, logger);
   const app = createCommandApp({ ...runtime.deps, logger, config });
-  const server = http.createServer(app.callback());
-  server.listen(config.port, config.host, () => logger.info({ host: config.host, port: config.port }, 'command service listening'));
-
-  const stop = async (signal: string) => {
-    logger.info({ signal }, 'stopping');
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await runtime.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  serveUntilSignalled(app.callback(), { host: config.host, port: config.port, logger, name: 'command service', close: () => runtime.close() });
 }
 
 main().catch((error: unknown) => {

@@ -1,16 +1,12 @@
 // The query service's HTTP app: every GET of /api/v1/*, answered from the read models only.
 // Middleware in the order a request meets it.
-import Koa from 'koa';
+import type Koa from 'koa';
 import Router from '@koa/router';
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
-import { requestId } from '../shared/http/request-id.js';
-import { requestLogger } from '../shared/http/request-logger.js';
-import { errorMiddleware } from '../shared/http/error-middleware.js';
-import { securityHeaders } from '../shared/http/security-headers.js';
-import { ORG_API_PREFIX, RateLimiter } from '../shared/http/rate-limit.js';
-import { notFound } from '../shared/http/not-found.js';
+import type { RateLimiter } from '../shared/http/rate-limit.js';
+import { createServiceApp } from '../shared/http/service-app.js';
 import { PageCursor } from '../shared/http/page-cursor.js';
 import type { HttpState } from '../shared/http/http-state.js';
 import { apiKeyAuth } from '../shared/auth/api-key-auth.js';
@@ -39,7 +35,6 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
   }
   const cursor = new PageCursor(pageCursorSecret);
   const authenticate = apiKeyAuth({ db: deps.db, trustProxy });
-  const orgApiLimit = (deps.orgApiRateLimiter ?? new RateLimiter('org-api')).middleware({ trustProxy, pathPrefix: ORG_API_PREFIX });
 
   const org = new Router<HttpState>({ prefix: '/api/v1/org' });
   listOrgPassesRoute(org, { db: deps.db, cursor, authenticate });
@@ -52,13 +47,7 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
     ctx.body = openApi;
   });
 
-  const app = new Koa<HttpState>();
-  app.use(requestId());
-  app.use(requestLogger(deps.logger));
-  app.use(errorMiddleware());
-  app.use(securityHeaders());
-  app.use(orgApiLimit);
-  app.use(notFound());
+  const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter });
   app.use(publicRoutes.routes());
   app.use(org.routes());
   return app;

@@ -1,0 +1,33 @@
+// The front of every HTTP app, in the order a request meets it: request id and logging, the one
+// error renderer, security headers, the organization API's rate limit, then 404 for what no
+// route answers. Each service adds its routes after it.
+import Koa from 'koa';
+import type { Logger } from '../logger.js';
+import { requestId } from './request-id.js';
+import { requestLogger } from './request-logger.js';
+import { errorMiddleware } from './error-middleware.js';
+import { securityHeaders } from './security-headers.js';
+import { ORG_API_PREFIX, RateLimiter } from './rate-limit.js';
+import { notFound } from './not-found.js';
+import type { HttpState } from './http-state.js';
+
+export interface ServiceAppOptions {
+  readonly logger: Logger;
+  readonly trustProxy: boolean;
+  /**
+   * The organization API's per-IP bucket. Pass one instance to both apps when they run in one
+   * process, so the two count as one bucket; omitted = one of its own.
+   */
+  readonly orgApiRateLimiter?: RateLimiter;
+}
+
+export function createServiceApp({ logger, trustProxy, orgApiRateLimiter }: ServiceAppOptions): Koa<HttpState> {
+  const app = new Koa<HttpState>();
+  app.use(requestId());
+  app.use(requestLogger(logger));
+  app.use(errorMiddleware());
+  app.use(securityHeaders());
+  app.use((orgApiRateLimiter ?? new RateLimiter('org-api')).middleware({ trustProxy, pathPrefix: ORG_API_PREFIX }));
+  app.use(notFound());
+  return app;
+}
