@@ -52,6 +52,9 @@ import { connectLink, endLink, firstConnect, publish, subscribe, unsubscribe, ty
 
 export const DOOR_GATEWAY_GROUP = 'guestpass-door-gateway';
 
+/** How long a controller reporting a recently held digest has to catch up before it is resynced. */
+const STATUS_RECHECK_MS = 500;
+
 export interface DoorGatewayOptions {
   readonly bus: PassBus;
   readonly store: DoorCredentialStore;
@@ -122,6 +125,8 @@ export class DoorGateway extends EventEmitter {
   private readonly pending = new Map<string, Pending>();
   private readonly resyncsInFlight = new Map<string, { syncId: string; startedAt: number }>();
   private readonly statusRequested = new Set<number>();
+  /** Controllers given one grace period for reporting a digest held moments ago (see onStatus). */
+  private readonly lagging = new Map<string, NodeJS.Timeout>();
   private collecting: ((topic: string, payload: Buffer, retain: boolean) => void) | null = null;
   private linkReady: Promise<void> = Promise.resolve();
   private stopping = false;
@@ -216,6 +221,8 @@ export class DoorGateway extends EventEmitter {
     this.stopping = true;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    for (const t of this.lagging.values()) clearTimeout(t);
+    this.lagging.clear();
     await this.consumer?.stop();
     this.consumer = null;
     await this.flushAcks();
@@ -401,10 +408,7 @@ export class DoorGateway extends EventEmitter {
   private requestStatus(facilityId: number): void {
     if (!this.link || this.statusRequested.has(facilityId)) return;
     this.statusRequested.add(facilityId);
-    const command: Command = { v: 1, type: 'report_status' };
-    publish(this.link, topics.commands(facilityId), JSON.stringify(command), false).catch((error) =>
-      this.log.warn({ err: error, facilityId }, 'status request not sent'),
-    );
+    this.askForStatus(facilityId);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -479,7 +483,9 @@ export class DoorGateway extends EventEmitter {
       })
       .catch((error) => this.log.warn({ err: error }, 'controller status not recorded'));
     this.emit('status', { facilityId, controllerId, status, retained });
+    const key = `${facilityId}/${controllerId}`;
     if (status.state !== 'online') {
+      this.endGrace(key);
       this.log.info({ facilityId, controllerId }, 'controller offline');
       return;
     }
@@ -488,8 +494,37 @@ export class DoorGateway extends EventEmitter {
       this.requestStatus(facilityId);
       return;
     }
-    // A digest we held recently means the controller is only behind by messages in flight.
-    if (!this.lists.recentlyHad(facilityId, status.digest)) this.resync(facilityId, controllerId, status.digest);
+    if (status.digest === this.lists.digest(facilityId)) {
+      this.endGrace(key);
+      return;
+    }
+    // A digest held moments ago usually means messages still in flight: look again shortly. It
+    // can also be a controller that reconnected without its session and reported before its
+    // retained list arrived, holding a credential revoked meanwhile: if the next report is still
+    // not current, resync. One grace per controller, so a lag never hides a stale list twice.
+    if (!this.lagging.has(key) && this.lists.recentlyHad(facilityId, status.digest)) {
+      const timer = setTimeout(() => this.askForStatus(facilityId), STATUS_RECHECK_MS);
+      timer.unref();
+      this.lagging.set(key, timer);
+      return;
+    }
+    this.endGrace(key);
+    this.resync(facilityId, controllerId, status.digest);
+  }
+
+  private endGrace(key: string): void {
+    const timer = this.lagging.get(key);
+    if (timer) clearTimeout(timer);
+    this.lagging.delete(key);
+  }
+
+  /** Asks the facility's controllers to report their status now. */
+  private askForStatus(facilityId: number): void {
+    if (!this.link) return;
+    const command: Command = { v: 1, type: 'report_status' };
+    publish(this.link, topics.commands(facilityId), JSON.stringify(command), false).catch((error) =>
+      this.log.warn({ err: error, facilityId }, 'status request not sent'),
+    );
   }
 
   /** Sends the facility's whole allow-list to one controller, in chunks, built and sent in one tick. */

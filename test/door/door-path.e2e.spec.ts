@@ -140,6 +140,29 @@ function scenarios(kind: BrokerKind, title: string) {
       expect(controller.scan({ qrValue: kept.qrValue }).result).to.equal('granted');
     });
 
+    it('a controller back without its session, still holding a pass revoked meanwhile, is resynced and denies it', async () => {
+      // Nothing else changes while it is away, so the retained list brings it nothing new: it
+      // reports the digest the gateway held just before the revoke, which is no excuse to wait.
+      const controller = await h.controller(facility, { clean: true });
+      const kept = testPass(facility);
+      const revoked = testPass(facility);
+      await h.createPass(kept);
+      await h.createPass(revoked);
+      await holds(controller, kept);
+      await holds(controller, revoked);
+      await controller.crash();
+      await h.revokePass(revoked);
+      await eventually(async () => {
+        const row = await h.knex('door_credentials').where({ credential_id: revoked.publicId }).first();
+        expect(row?.state).to.equal('revoked');
+      });
+      await controller.start();
+      await dropped(controller, revoked);
+      expect(controller.digestHex).to.equal(h.gateway!.lists.digest(facility));
+      expect(controller.scan({ qrValue: revoked.qrValue }).result).to.equal('denied');
+      expect(controller.scan({ qrValue: kept.qrValue }).result).to.equal('granted');
+    });
+
     it('a duplicate Kafka delivery changes nothing (versions)', async () => {
       const controller = await h.controller(facility);
       const applied = countApplied([controller]);
