@@ -361,8 +361,12 @@ export class ProjectionRunner {
         const checkpoint = (await this.readCheckpoints()).get(name)!;
         t.position = checkpoint.position;
         t.state = 'live';
-        // Joining a running subscription is safe: a checkpoint behind it is detected in the batch.
-        this.subscribe();
+        // The running subscription may already be past the rebuilt checkpoint (it kept feeding the
+        // others meanwhile). It would notice at its next batch, but on a quiet log that can be
+        // never: follow again from the committed checkpoints now. Nothing is applied twice, since
+        // every batch skips what a projection's checkpoint already covers.
+        if (this.subscription) this.restartSubscription(0);
+        else this.subscribe();
       })
       .catch(async (error: unknown) => {
         if (!this.stopping) await this.fail([name], error);
