@@ -19,16 +19,13 @@ import { DoorHarness } from '../test/door/support/door-harness.js';
 import { KAFKA_BROKERS, MOSQUITTO_URL } from '../test/door/support/door-components.js';
 import type { AckObservation } from '../door-gateway/door-gateway.js';
 import type { ControllerSimulator } from '../door-gateway/controller-simulator.js';
+import { percentile } from './percentile.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
   if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
   return value;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 }
 
 const FACILITIES = arg('facilities', 10);

@@ -6,16 +6,14 @@
 //
 // BENCH_APPENDS (default 3000 per run) and BENCH_CONCURRENCY (default 8) tune it; every run
 // also stops after BENCH_RUN_SECONDS (default 8) so the whole bench stays under a minute.
-import { randomBytes, randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { startEmbeddedPostgres, withDatabase, type EmbeddedServer } from '../shared/db/embedded-postgres.js';
 import { createKnex } from '../shared/db/knex.js';
 import { migrateToLatest } from '../shared/db/migrate.js';
 import type { ExpectedRevision, NewEvent } from '../shared/event-store/event-store.js';
 import { PostgresEventStore } from '../shared/event-store/postgres-event-store.js';
+import { percentile } from './percentile.js';
+import { databaseKind, freshDatabase, stopTestDatabases } from '../test/support/database.js';
 
 const APPENDS = positiveInt('BENCH_APPENDS', 3000);
 const CONCURRENCY = positiveInt('BENCH_CONCURRENCY', 8);
@@ -72,10 +70,6 @@ async function run(append: Append, total: number, seconds: number): Promise<RunR
   return { count: latenciesMs.length, seconds: (performance.now() - started) / 1000, latenciesMs };
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-}
-
 function summarise(label: string, method: string, r: RunResult) {
   const sorted = [...r.latenciesMs].sort((a, b) => a - b);
   return {
@@ -90,25 +84,8 @@ function summarise(label: string, method: string, r: RunResult) {
 }
 
 async function main(): Promise<void> {
-  const external = process.env.DATABASE_URL?.trim();
-  let embedded: EmbeddedServer | null = null;
-  let dir: string | null = null;
-  let serverUrl: string;
-  if (external) {
-    serverUrl = external;
-  } else {
-    dir = path.join(os.tmpdir(), `guestpass-bench-${process.pid}-${randomBytes(3).toString('hex')}`);
-    console.log('starting an embedded PostgreSQL ...');
-    embedded = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), persistent: false });
-    serverUrl = embedded.url;
-  }
-
-  // A scratch database, so the bench never touches real tables.
-  const database = `gp_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  const url = withDatabase(serverUrl, database);
+  // A scratch database on DATABASE_URL's server or an embedded one, so the bench never touches real tables.
+  const url = await freshDatabase('bench_append');
   const pools: pg.Pool[] = [];
   try {
     const knex = createKnex(url);
@@ -181,7 +158,7 @@ async function main(): Promise<void> {
 
     const server = rows[0]!;
     console.log(
-      `\nPostgreSQL ${server.version} (${external ? 'DATABASE_URL' : 'embedded'}; fsync=${server.fsync}, ` +
+      `\nPostgreSQL ${server.version} (${databaseKind() === 'external' ? 'DATABASE_URL' : 'embedded'}; fsync=${server.fsync}, ` +
         `synchronous_commit=${server.synchronous_commit}), ${CONCURRENCY} concurrent appenders, one event per append\n`,
     );
     const header = ['scenario', 'method', 'appends', 'appends/s', 'p50 ms', 'p95 ms', 'p99 ms'];
@@ -211,10 +188,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
-    if (embedded) await embedded.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await stopTestDatabases();
   }
 }
 

@@ -13,16 +13,13 @@ import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import { startStack, passBody } from '../test/support/stack.js';
 import { stopTestDatabases, databaseKind } from '../test/support/database.js';
+import { percentile } from './percentile.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
   if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
   return value;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
 const SECONDS = arg('seconds', 15);

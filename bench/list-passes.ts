@@ -11,16 +11,13 @@ import { createHash } from 'node:crypto';
 import { startStack } from '../test/support/stack.js';
 import { stopTestDatabases, databaseKind } from '../test/support/database.js';
 import { PageCursor } from '../shared/http/page-cursor.js';
+import { percentile } from './percentile.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
   if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer`);
   return value;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
 const PASSES = arg('passes', 1_000_000);

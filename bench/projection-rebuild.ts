@@ -4,16 +4,12 @@
 // rebuilds every projection through the real event store (schema validation included) and
 // prints events per second, duration and peak RSS. Target: at least 20,000 events/s.
 import os from 'node:os';
-import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { rm } from 'node:fs/promises';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { createKnex, type Knex } from '../shared/db/knex.js';
 import { migrateToLatest } from '../shared/db/migrate.js';
-import { startEmbeddedPostgres, withDatabase, type EmbeddedServer } from '../shared/db/embedded-postgres.js';
 import { createEventStore } from '../shared/event-store/create-event-store.js';
 import { eventSchemas } from '../shared/domain/event-schemas.js';
 import { streams, type DomainEvent, type GuestDetails, type OrgScope } from '../shared/domain/events.js';
@@ -22,6 +18,7 @@ import { PostgresSubjectKeyStore } from '../shared/crypto/postgres-subject-key-s
 import { createLogger } from '../shared/logger.js';
 import { rebuildProjections } from '../projections/rebuild.js';
 import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js';
+import { databaseKind, freshDatabase, stopTestDatabases } from '../test/support/database.js';
 
 const TIME_LIMIT_MS = 120_000;
 const ORGS = 100;
@@ -244,19 +241,9 @@ async function main(): Promise<void> {
   }, TIME_LIMIT_MS);
   guard.unref();
 
-  let embedded: EmbeddedServer | null = null;
-  let dir: string | null = null;
-  let serverUrl = process.env.DATABASE_URL?.trim() || null;
-  if (!serverUrl) {
-    dir = path.join(os.tmpdir(), `guestpass-bench-${process.pid}`);
-    embedded = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), persistent: false });
-    serverUrl = embedded.url;
-  }
-  const database = `gp_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  const url = withDatabase(serverUrl, database);
+  // A scratch database on DATABASE_URL's server or an embedded one.
+  const url = await freshDatabase('bench_rebuild');
+  const database = new URL(url).pathname.slice(1);
   const knex = createKnex(url, { max: 10 });
   const store = createEventStore({ databaseUrl: url, eventStoreUrl: null, schemas: eventSchemas });
   try {
@@ -321,7 +308,7 @@ async function main(): Promise<void> {
       ...phases,
       batch_size: batchSize,
       read_models_exact: exact,
-      postgres: embedded ? 'embedded' : 'DATABASE_URL',
+      postgres: databaseKind() === 'embedded' ? 'embedded' : 'DATABASE_URL',
     };
     console.log('');
     console.log('projection rebuild (all read models, one pass over the log)');
@@ -336,10 +323,7 @@ async function main(): Promise<void> {
   } finally {
     await store.close();
     await knex.destroy();
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
-    if (embedded) await embedded.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await stopTestDatabases();
   }
 }
 

@@ -3,8 +3,7 @@
 // names one. The watermark is a no-op stub: read models are not under test here.
 import { expect } from 'chai';
 import { createHash, randomUUID } from 'node:crypto';
-import { createKnex, type Knex } from '../../shared/db/knex.js';
-import { migrateToLatest } from '../../shared/db/migrate.js';
+import { type Knex } from '../../shared/db/knex.js';
 import { CommandHandler, type CommandContext } from '../../shared/event-store/command-handler.js';
 import type { EventStore } from '../../shared/event-store/event-store.js';
 import { createPostgresEventStore } from '../../shared/event-store/postgres-event-store.js';
@@ -25,7 +24,7 @@ import { addFacility } from '../../command-service/facilities/add-facility.js';
 import { suspendFacility, resumeFacility, deactivateFacility } from '../../command-service/facilities/change-facility-status.js';
 import { addUser } from '../../command-service/users/add-user.js';
 import { requireComponent, tcpReachable } from '../support/components.js';
-import { freshDatabase } from '../support/database.js';
+import { migratedDatabase } from '../support/database.js';
 
 const noWatermark: ReadModelWatermark = { waitFor: async () => true, close: async () => undefined };
 const NOW = new Date('2026-03-10T08:00:00.000Z');
@@ -69,9 +68,9 @@ for (const adapter of adapters) {
         this.skip();
       }
       requireComponent(this, adapter.name, ok, how);
-      const url = await freshDatabase('create_passes');
-      knex = createKnex(url);
-      await migrateToLatest(knex);
+      const migrated = await migratedDatabase('create_passes');
+      const url = migrated.url;
+      knex = migrated.knex;
       // A persistent EventStoreDB keeps streams between runs; ids from a random offset keep this
       // run's stream names (organization-N, guest-invites-N-...) its own.
       const offset = 1 + Math.floor(Math.random() * 1e12);

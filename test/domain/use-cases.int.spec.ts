@@ -2,8 +2,7 @@
 // PostgreSQL event store: what they return, what they record, and what they refuse.
 import { expect } from 'chai';
 import { createHash, randomUUID } from 'node:crypto';
-import { createKnex, type Knex } from '../../shared/db/knex.js';
-import { migrateToLatest } from '../../shared/db/migrate.js';
+import { type Knex } from '../../shared/db/knex.js';
 import { CommandHandler, type CommandContext } from '../../shared/event-store/command-handler.js';
 import type { EventStore, Position } from '../../shared/event-store/event-store.js';
 import { createPostgresEventStore } from '../../shared/event-store/postgres-event-store.js';
@@ -21,7 +20,7 @@ import { suspendFacility, deactivateFacility, resumeFacility } from '../../comma
 import { addUser } from '../../command-service/users/add-user.js';
 import { createApiKey } from '../../command-service/api-keys/create-api-key.js';
 import { revokeApiKey } from '../../command-service/api-keys/revoke-api-key.js';
-import { freshDatabase } from '../support/database.js';
+import { migratedDatabase } from '../support/database.js';
 
 const NOW = new Date('2026-03-10T08:00:00.000Z');
 const ctx = (): CommandContext => ({ correlationId: randomUUID(), actor: { kind: 'operator' }, now: NOW });
@@ -38,9 +37,9 @@ describe('administrative use cases', function () {
   const waited: Position[] = [];
 
   before(async () => {
-    const url = await freshDatabase('use_cases');
-    knex = createKnex(url);
-    await migrateToLatest(knex);
+    const migrated = await migratedDatabase('use_cases');
+    const url = migrated.url;
+    knex = migrated.knex;
     store = new ValidatingEventStore(createPostgresEventStore(url, { maxConnections: 4 }), eventSchemas);
     deps = {
       store,

@@ -6,9 +6,8 @@ import path from 'node:path';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { doorCommand, type DoorCliIo } from '../../cli/door.js';
 import { startDoorPath, type DoorPath } from '../../door-gateway/embedded.js';
-import { freshDatabase } from '../support/database.js';
-import { createKnex, type Knex } from '../../shared/db/knex.js';
-import { migrateToLatest } from '../../shared/db/migrate.js';
+import { migratedDatabase } from '../support/database.js';
+import { type Knex } from '../../shared/db/knex.js';
 import { createEventStore } from '../../shared/event-store/create-event-store.js';
 import type { EventStore } from '../../shared/event-store/event-store.js';
 import { eventSchemas } from '../../shared/domain/event-schemas.js';
@@ -34,9 +33,9 @@ describe('embedded door path and the door CLI (aedes, in-process bus)', function
 
   before(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'gp-door-cli-'));
-    const url = await freshDatabase('door_cli');
-    knex = createKnex(url);
-    await migrateToLatest(knex);
+    const migrated = await migratedDatabase('door_cli');
+    const url = migrated.url;
+    knex = migrated.knex;
     store = createEventStore({ databaseUrl: url, eventStoreUrl: null, schemas: eventSchemas });
     door = await startDoorPath(
       { store, knex, logger: testLogger, config: { kafkaBrokers: [], kafkaPassTopicPartitions: 1, mqttUrl: null, dataDir } },

@@ -1,9 +1,8 @@
 // The forwarder against the real PostgreSQL event store: what it publishes, and that its
 // checkpoint only moves once the bus acknowledged (at-least-once, never a gap).
 import { expect } from 'chai';
-import { freshDatabase } from '../support/database.js';
-import { createKnex, type Knex } from '../../shared/db/knex.js';
-import { migrateToLatest } from '../../shared/db/migrate.js';
+import { migratedDatabase } from '../support/database.js';
+import { type Knex } from '../../shared/db/knex.js';
 import { createEventStore } from '../../shared/event-store/create-event-store.js';
 import type { EventStore } from '../../shared/event-store/event-store.js';
 import { InProcessPassBus } from '../../shared/pass-bus/in-process-pass-bus.js';
@@ -31,9 +30,9 @@ describe('pass event forwarder (PostgreSQL event store)', function () {
   let store: EventStore;
 
   before(async () => {
-    const url = await freshDatabase('door_forwarder');
-    knex = createKnex(url);
-    await migrateToLatest(knex);
+    const migrated = await migratedDatabase('door_forwarder');
+    const url = migrated.url;
+    knex = migrated.knex;
     store = createEventStore({ databaseUrl: url, eventStoreUrl: null, schemas: eventSchemas });
   });
 

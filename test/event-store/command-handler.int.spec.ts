@@ -1,6 +1,4 @@
 import { expect } from 'chai';
-import { createKnex } from '../../shared/db/knex.js';
-import { migrateToLatest } from '../../shared/db/migrate.js';
 import type { Decider } from '../../shared/domain/decider.js';
 import { ConflictError } from '../../shared/errors.js';
 import { CommandHandler, type CommandContext } from '../../shared/event-store/command-handler.js';
@@ -13,7 +11,7 @@ import type {
   RecordedEvent,
 } from '../../shared/event-store/event-store.js';
 import { createPostgresEventStore } from '../../shared/event-store/postgres-event-store.js';
-import { freshDatabase } from '../support/database.js';
+import { migratedDatabaseUrl } from '../support/database.js';
 import { uniqueStream } from './contract.js';
 
 // A list that holds at most ten items: the invariant must hold however commands interleave.
@@ -86,13 +84,7 @@ describe('command handler over the PostgreSQL event store', function () {
   const stores: EventStore[] = [];
 
   before(async () => {
-    url = await freshDatabase('command_handler');
-    const knex = createKnex(url);
-    try {
-      await migrateToLatest(knex);
-    } finally {
-      await knex.destroy();
-    }
+    url = await migratedDatabaseUrl('command_handler');
   });
 
   afterEach(async () => {

@@ -1,10 +1,8 @@
 import { expect } from 'chai';
 import pg from 'pg';
-import { createKnex } from '../../shared/db/knex.js';
-import { migrateToLatest } from '../../shared/db/migrate.js';
 import { comparePositions, type Position, type RecordedEvent } from '../../shared/event-store/event-store.js';
 import { createPostgresEventStore, PostgresEventStore } from '../../shared/event-store/postgres-event-store.js';
-import { databaseKind, freshDatabase } from '../support/database.js';
+import { databaseKind, migratedDatabaseUrl } from '../support/database.js';
 import {
   Collector,
   eventually,
@@ -20,13 +18,7 @@ describe(`PostgreSQL event store (${databaseKind()} server)`, function () {
   let url = '';
 
   before(async () => {
-    url = await freshDatabase('event_store');
-    const knex = createKnex(url);
-    try {
-      await migrateToLatest(knex);
-    } finally {
-      await knex.destroy();
-    }
+    url = await migratedDatabaseUrl('event_store');
   });
 
   runEventStoreContract('PostgreSQL', async () => createPostgresEventStore(url));

@@ -1,11 +1,9 @@
 import { expect } from 'chai';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { createKnex } from '../../shared/db/knex.js';
-import { migrateToLatest } from '../../shared/db/migrate.js';
 import type { EventStore, NewEvent } from '../../shared/event-store/event-store.js';
 import { createPostgresEventStore } from '../../shared/event-store/postgres-event-store.js';
 import { InvalidEventError, ValidatingEventStore, type EventSchemas } from '../../shared/event-store/validating-event-store.js';
-import { freshDatabase } from '../support/database.js';
+import { migratedDatabaseUrl } from '../support/database.js';
 import { Collector, eventually, newEvent, sleep, uniqueStream } from './contract.js';
 
 // A tiny catalogue: GuestNamed v1 had one `name`; v2 splits it into first and last name.
@@ -65,13 +63,7 @@ describe('validating event store (schemas checked on append and read, old versio
   let store: ValidatingEventStore;
 
   before(async () => {
-    url = await freshDatabase('validating');
-    const knex = createKnex(url);
-    try {
-      await migrateToLatest(knex);
-    } finally {
-      await knex.destroy();
-    }
+    url = await migratedDatabaseUrl('validating');
   });
 
   beforeEach(() => {

@@ -2,8 +2,6 @@
 // expected revision, not luck or in-process serialisation, is what lets only one of two
 // concurrent requests succeed. Two CommandHandlers over separate pools act as two processes.
 import { expect } from 'chai';
-import { createKnex } from '../../shared/db/knex.js';
-import { migrateToLatest } from '../../shared/db/migrate.js';
 import { CommandHandler, type CommandContext } from '../../shared/event-store/command-handler.js';
 import type {
   AppendResult,
@@ -20,7 +18,7 @@ import { InvalidGrant } from '../../shared/oauth/oauth-errors.js';
 import { oauthEventErrors, oauthSchemaVersionOf, oauthStreams, type TokenFamilyEvent } from '../../shared/oauth/oauth-events.js';
 import { newAuthorizationCode, newFamilyId, newRefreshToken, parseRefreshToken } from '../../shared/oauth/opaque-credentials.js';
 import { assertRotated, tokenFamilyDecider } from '../../shared/oauth/token-family-decider.js';
-import { freshDatabase } from '../support/database.js';
+import { migratedDatabaseUrl } from '../support/database.js';
 import { CHALLENGE, VERIFIER, grant } from './oauth-fixtures.js';
 
 const context = (): CommandContext => ({ correlationId: 'oauth-int', actor: { kind: 'system', name: 'oauth-test' }, now: new Date() });
@@ -80,13 +78,7 @@ describe('token families over the PostgreSQL event store', function () {
   const stores: EventStore[] = [];
 
   before(async () => {
-    url = await freshDatabase('oauth_token_family');
-    const knex = createKnex(url);
-    try {
-      await migrateToLatest(knex);
-    } finally {
-      await knex.destroy();
-    }
+    url = await migratedDatabaseUrl('oauth_token_family');
   });
 
   afterEach(async () => {

@@ -2,8 +2,6 @@
 // shape them (streams, sealed guest data under a key of the batch), for runner and rebuild tests.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { createKnex } from '../../shared/db/knex.js';
-import { migrateToLatest } from '../../shared/db/migrate.js';
 import { createEventStore } from '../../shared/event-store/create-event-store.js';
 import { eventSchemas } from '../../shared/domain/event-schemas.js';
 import { streams, type DomainEvent, type GuestDetails } from '../../shared/domain/events.js';
@@ -11,7 +9,7 @@ import type { EventStore, NewEvent, Position } from '../../shared/event-store/ev
 import { comparePositions } from '../../shared/event-store/event-store.js';
 import { PostgresSubjectKeyStore } from '../../shared/crypto/postgres-subject-key-store.js';
 import { seal } from '../../shared/crypto/sealed-box.js';
-import { freshDatabase } from '../support/database.js';
+import { migratedDatabase } from '../support/database.js';
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 export const MONTH = '2025-03';
@@ -26,9 +24,7 @@ export interface TestDb {
 }
 
 export async function openTestDb(label: string): Promise<TestDb> {
-  const url = await freshDatabase(label);
-  const knex = createKnex(url, { max: 10 });
-  await migrateToLatest(knex);
+  const { url, knex } = await migratedDatabase(label, { max: 10 });
   const store = createEventStore({ databaseUrl: url, eventStoreUrl: null, schemas: eventSchemas });
   const subjectKeys = new PostgresSubjectKeyStore(knex);
   return {

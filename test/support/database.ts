@@ -6,6 +6,8 @@ import path from 'node:path';
 import { rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { startEmbeddedPostgres, withDatabase, type EmbeddedServer } from '../../shared/db/embedded-postgres.js';
+import { createKnex, type Knex } from '../../shared/db/knex.js';
+import { migrateToLatest } from '../../shared/db/migrate.js';
 
 let server: Promise<{ url: string; embedded: EmbeddedServer | null; dir: string | null }> | null = null;
 const created: string[] = [];
@@ -57,4 +59,24 @@ export async function stopTestDatabases(): Promise<void> {
     }
   }
   server = null;
+}
+
+/** A fresh database with every migration applied, and a knex on it (the caller destroys it). */
+export async function migratedDatabase(label = 'db', pool: { max?: number } = {}): Promise<{ url: string; knex: Knex }> {
+  const url = await freshDatabase(label);
+  const knex = createKnex(url, pool);
+  try {
+    await migrateToLatest(knex);
+  } catch (error) {
+    await knex.destroy();
+    throw error;
+  }
+  return { url, knex };
+}
+
+/** A fresh, migrated database, for suites that open their own connections. */
+export async function migratedDatabaseUrl(label = 'db'): Promise<string> {
+  const { url, knex } = await migratedDatabase(label);
+  await knex.destroy();
+  return url;
 }

@@ -5,9 +5,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { freshDatabase } from './database.js';
-import { createKnex, type Knex } from '../../shared/db/knex.js';
-import { migrateToLatest } from '../../shared/db/migrate.js';
+import { migratedDatabase } from './database.js';
+import { type Knex } from '../../shared/db/knex.js';
 import { createEventStore } from '../../shared/event-store/create-event-store.js';
 import { CommandHandler, type CommandContext } from '../../shared/event-store/command-handler.js';
 import type { EventStore } from '../../shared/event-store/event-store.js';
@@ -136,10 +135,8 @@ export function requester(baseUrl: string) {
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const databaseUrl = await freshDatabase(options.label ?? 'stack');
+  const { url: databaseUrl, knex: db } = await migratedDatabase(options.label ?? 'stack', { max: 20 });
   const logger = options.logger ?? createLogger(options.logLevel ?? process.env.LOG_LEVEL ?? 'silent', 'stack');
-  const db = createKnex(databaseUrl, { max: 20 });
-  await migrateToLatest(db);
   const store = createEventStore({ databaseUrl, eventStoreUrl: null, schemas: eventSchemas });
   const subjectKeys = new PostgresSubjectKeyStore(db);
   const watermark = new PostgresReadModelWatermark(db, { logger });

@@ -2,9 +2,8 @@
 // simulated controllers -> gateway -> bus -> reactor -> event store. Either on the real brokers
 // (CI Kafka with topics of its own, Mosquitto) or embedded (in-process bus, aedes).
 import { randomBytes, randomUUID } from 'node:crypto';
-import { freshDatabase } from '../../support/database.js';
-import { createKnex, type Knex } from '../../../shared/db/knex.js';
-import { migrateToLatest } from '../../../shared/db/migrate.js';
+import { migratedDatabase } from '../../support/database.js';
+import { type Knex } from '../../../shared/db/knex.js';
 import { createEventStore } from '../../../shared/event-store/create-event-store.js';
 import type { EventStore } from '../../../shared/event-store/event-store.js';
 import { eventSchemas } from '../../../shared/domain/event-schemas.js';
@@ -75,9 +74,7 @@ export class DoorHarness {
     if (options.database) {
       ({ url, knex, store } = options.database);
     } else {
-      url = await freshDatabase(options.label);
-      knex = createKnex(url, { max: 10 });
-      await migrateToLatest(knex);
+      ({ url, knex } = await migratedDatabase(options.label, { max: 10 }));
       store = createEventStore({ databaseUrl: url, eventStoreUrl: null, schemas: eventSchemas });
     }
     const broker = options.kind === 'embedded' && !options.mqttUrl ? await startEmbeddedBroker() : null;
