@@ -114,7 +114,8 @@ function scenarios(kind: BrokerKind, title: string) {
       expect(controller.scan({ qrValue: pass.qrValue }).result).to.equal('denied');
     });
 
-    it('a controller that lost its session is resynced from its digest and denies after reconnecting', async () => {
+    /** A clean-session controller holding two passes crashes; one of them is revoked while it is away. */
+    async function revokedWhileAwayWithoutSession() {
       const controller = await h.controller(facility, { clean: true });
       const kept = testPass(facility);
       const revoked = testPass(facility);
@@ -124,6 +125,11 @@ function scenarios(kind: BrokerKind, title: string) {
       await holds(controller, revoked);
       await controller.crash();
       await h.revokePass(revoked); // no session: neither the command nor the cleared message reach it
+      return { controller, kept, revoked };
+    }
+
+    it('a controller that lost its session is resynced from its digest and denies after reconnecting', async () => {
+      const { controller, kept, revoked } = await revokedWhileAwayWithoutSession();
       const added = testPass(facility);
       await h.createPass(added);
       await eventually(async () => {
@@ -143,15 +149,7 @@ function scenarios(kind: BrokerKind, title: string) {
     it('a controller back without its session, still holding a pass revoked meanwhile, is resynced and denies it', async () => {
       // Nothing else changes while it is away, so the retained list brings it nothing new: it
       // reports the digest the gateway held just before the revoke, which is no excuse to wait.
-      const controller = await h.controller(facility, { clean: true });
-      const kept = testPass(facility);
-      const revoked = testPass(facility);
-      await h.createPass(kept);
-      await h.createPass(revoked);
-      await holds(controller, kept);
-      await holds(controller, revoked);
-      await controller.crash();
-      await h.revokePass(revoked);
+      const { controller, kept, revoked } = await revokedWhileAwayWithoutSession();
       await eventually(async () => {
         const row = await h.knex('door_credentials').where({ credential_id: revoked.publicId }).first();
         expect(row?.state).to.equal('revoked');
