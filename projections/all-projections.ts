@@ -6,6 +6,10 @@ import { organizationsProjection } from './organizations-projection.js';
 import { usersProjection } from './users-projection.js';
 import { apiKeysProjection } from './api-keys-projection.js';
 import { inviteAllowanceUsageProjection } from './invite-allowance-usage-projection.js';
+import { oauthClientsProjection } from './oauth-clients-projection.js';
+import { revokedTokenFamiliesProjection } from './revoked-token-families-projection.js';
+import { invitationsProjection } from './invitations-projection.js';
+import { signInCredentialsProjection } from './sign-in-credentials-projection.js';
 
 export const ALL_PROJECTIONS: readonly AnyProjection[] = [
   passListProjection,
@@ -14,6 +18,10 @@ export const ALL_PROJECTIONS: readonly AnyProjection[] = [
   usersProjection,
   apiKeysProjection,
   inviteAllowanceUsageProjection,
+  oauthClientsProjection,
+  revokedTokenFamiliesProjection,
+  invitationsProjection,
+  signInCredentialsProjection,
 ];
 
 /** The named projections, or all; throws on an unknown name so a CLI typo is not a silent no-op. */

@@ -76,6 +76,42 @@ export interface InviteAllowanceUsageRow {
   used: number;
 }
 
+export interface OAuthClientRow {
+  client_id: string; // PK
+  org_id: number;
+  name: string;
+  client_type: 'public' | 'confidential';
+  secret_hash: string | null; // SHA-256 hex; null for public clients
+  redirect_uris: string[];
+  post_logout_redirect_uris: string[];
+  allowed_scopes: string[];
+  deleted: boolean;
+  created_at: Date;
+}
+
+export interface RevokedTokenFamilyRow {
+  family_id: string; // PK
+  reason: string;
+  revoked_at: Date;
+}
+
+export interface InvitationRow {
+  invite_id: number; // PK
+  org_id: number;
+  email: string; // lower-cased
+  user_id: number | null;
+  role: string | null;
+  status: 'pending';
+  created_at: Date;
+}
+
+export interface SignInCredentialRow {
+  credential_key: string; // PK: passkey:{id} or federated:{issuer} {subject}
+  kind: 'passkey' | 'federated';
+  user_id: number;
+  created_at: Date;
+}
+
 export const READ_MODELS = {
   passList: 'pass_list',
   facilities: 'facilities',
@@ -83,4 +119,8 @@ export const READ_MODELS = {
   users: 'users',
   apiKeys: 'api_keys',
   inviteAllowanceUsage: 'invite_allowance_usage',
+  oauthClients: 'oauth_clients',
+  revokedTokenFamilies: 'revoked_token_families',
+  invitations: 'invitations',
+  signInCredentials: 'sign_in_credentials',
 } as const;

@@ -6,6 +6,7 @@
 // add `upcasters[oldVersion]` turning old data into the new shape, and write a test. Events in
 // the log are never rewritten.
 import { doorEventCatalogue } from './door-events.js';
+import { OAUTH_EVENT_SCHEMAS, type OAuthEventType } from '../oauth/oauth-events.js';
 import { Ajv2020, type AnySchemaObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { ORG_SCOPES, ROLES, type DomainEvent, type DomainEventType, type Sealed } from './events.js';
@@ -17,7 +18,9 @@ import { MAX_PASSES_PER_BATCH } from './guest-invites-decider.js';
 import { PASS_PUBLIC_ID_PATTERN } from './pass-request.js';
 import { PASSWORD_HASH_PATTERN } from '../crypto/password-hash.js';
 
-type DataOf<T extends DomainEventType> = Extract<DomainEvent, { type: T }>['data'];
+/** The OAuth and sign-in events bring complete schemas of their own (shared/oauth/oauth-events.ts). */
+type CoreEventType = Exclude<DomainEventType, OAuthEventType>;
+type DataOf<T extends CoreEventType> = Extract<DomainEvent, { type: T }>['data'];
 export type Upcaster = (data: unknown) => unknown;
 
 /**
@@ -27,7 +30,7 @@ export type Upcaster = (data: unknown) => unknown;
  */
 type PropertiesOf<D> = { readonly [K in keyof D]-?: AnySchemaObject };
 
-interface EventTypeSchemas<T extends DomainEventType> {
+interface EventTypeSchemas<T extends CoreEventType> {
   /** The version new events are written with. */
   readonly version: number;
   readonly properties: PropertiesOf<DataOf<T>>;
@@ -61,7 +64,7 @@ const sealedSchema = objectSchema({
 const facilityRef = { facilityId: ID, orgId: ID };
 const roleChange = { userId: ID, orgId: ID, role: { type: 'string', enum: [...ROLES] } };
 
-const catalogue: { readonly [T in DomainEventType]: EventTypeSchemas<T> } = {
+const coreCatalogue: { readonly [T in CoreEventType]: EventTypeSchemas<T> } = {
   OrganizationCreated: {
     version: 1,
     properties: { orgId: ID, name: text(MAX_ORGANIZATION_NAME_LENGTH), inviteAllowance: ALLOWANCE },
@@ -143,25 +146,45 @@ const catalogue: { readonly [T in DomainEventType]: EventTypeSchemas<T> } = {
   ...doorEventCatalogue,
 };
 
+/** Every event type with its current data schema, older schemas and upcasters. */
+interface CatalogueEntry {
+  readonly version: number;
+  readonly schema: AnySchemaObject;
+  readonly previous?: Readonly<Record<number, AnySchemaObject>>;
+  readonly upcasters?: Readonly<Record<number, Upcaster>>;
+}
+
+const catalogue: Readonly<Record<DomainEventType, CatalogueEntry>> = {
+  ...(Object.fromEntries(
+    Object.entries(coreCatalogue).map(([type, entry]) => {
+      const { properties, ...rest } = entry as EventTypeSchemas<CoreEventType>;
+      return [type, { ...rest, schema: objectSchema(properties) }];
+    }),
+  ) as Record<CoreEventType, CatalogueEntry>),
+  ...(Object.fromEntries(
+    Object.entries(OAUTH_EVENT_SCHEMAS).map(([type, entry]) => [type, { version: entry.version, schema: entry.schema as AnySchemaObject }]),
+  ) as Record<OAuthEventType, CatalogueEntry>),
+};
+
 const addFormats = addFormatsModule.default;
 const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
 addFormats(ajv, ['date', 'date-time', 'uuid']);
 
 /** validators.get(type)[version] */
 const validators = new Map<string, ReadonlyMap<number, ValidateFunction>>();
-for (const [type, entry] of Object.entries(catalogue) as [string, EventTypeSchemas<DomainEventType>][]) {
+for (const [type, entry] of Object.entries(catalogue)) {
   const byVersion = new Map<number, ValidateFunction>();
   for (const [version, schema] of Object.entries(entry.previous ?? {})) byVersion.set(Number(version), ajv.compile(schema));
-  byVersion.set(entry.version, ajv.compile(objectSchema(entry.properties)));
+  byVersion.set(entry.version, ajv.compile(entry.schema));
   validators.set(type, byVersion);
 }
 
 /** Every event type the service records. */
 export const EVENT_TYPES = Object.keys(catalogue) as DomainEventType[];
 
-function entryOf(type: string): EventTypeSchemas<DomainEventType> {
+function entryOf(type: string): CatalogueEntry {
   if (!Object.hasOwn(catalogue, type)) throw new Error(`unknown event type "${type}"`);
-  return catalogue[type as DomainEventType] as EventTypeSchemas<DomainEventType>;
+  return catalogue[type as DomainEventType];
 }
 
 /** The schema version new events of this type are written with. Throws for an unknown type. */
@@ -218,5 +241,5 @@ export const eventSchemas = { validate: validateEvent, upcast, versionOf: schema
 
 /** The current data schema of each type, for documentation and tests. */
 export function eventDataSchema(type: DomainEventType): AnySchemaObject {
-  return objectSchema(catalogue[type].properties);
+  return catalogue[type].schema;
 }

@@ -137,7 +137,8 @@ export type PassRevoked = {
 };
 
 import type { DoorAccessRecorded, PassCheckedIn } from './door-events.js';
-export type { DoorAccessRecorded, PassCheckedIn };
+import type { OAuthEvent } from '../oauth/oauth-events.js';
+export type { DoorAccessRecorded, PassCheckedIn, OAuthEvent };
 
 export type DomainEvent =
   | OrganizationCreated
@@ -155,7 +156,8 @@ export type DomainEvent =
   | PassCreated
   | PassRevoked
   | PassCheckedIn
-  | DoorAccessRecorded;
+  | DoorAccessRecorded
+  | OAuthEvent;
 
 export type DomainEventType = DomainEvent['type'];
 

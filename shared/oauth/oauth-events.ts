@@ -8,6 +8,11 @@
 //   oauth-clients-{orgId}        OAuthClientRegistered, OAuthClientDeleted  (the 50-per-organization cap)
 //   authorization-code-{hash}    AuthorizationCodeIssued, AuthorizationCodeRedeemed, AuthorizationCodeReplayed
 //   token-family-{familyId}      TokenFamilyStarted, RefreshTokenRotated, TokenFamilyRevoked
+//   signin-session-{hash}        SignInSessionStarted, SignInSessionEnded  (hash of the cookie secret)
+//   oauth-consents-{userId}      OAuthConsentGranted  (remembered per user and client)
+//   user-credentials-{userId}    TotpEnrolled, RecoveryCodesIssued, RecoveryCodeUsed, PasskeyRegistered,
+//                                PasskeyUsed, FederatedIdentityLinked
+//   invitation-{inviteId}        InvitationCreated
 //
 // Signing keys are not events: see signing-keys.ts.
 //
@@ -127,16 +132,85 @@ export type TokenFamilyRevoked = {
   data: { familyId: string; reason: TokenFamilyRevocationReason };
 };
 
+/** A browser signed in: the session's cookie secret appears only as its SHA-256. */
+export type SignInSessionStarted = {
+  type: 'SignInSessionStarted';
+  data: { sessionHash: string; sid: string; userId: number; orgId: number; authTime: string; amr: AuthenticationMethod[] };
+};
+export type SignInSessionEnded = {
+  type: 'SignInSessionEnded';
+  data: { sessionHash: string; sid: string; reason: 'logout' | 'replaced' };
+};
+
+/** The user granted these scopes to the client (remembered; a later request for more asks again). */
+export type OAuthConsentGranted = {
+  type: 'OAuthConsentGranted';
+  data: { userId: number; clientId: string; scopes: OAuthScope[] };
+};
+
+/** AES-256-GCM box (base64url fields) under a subject key, as in the core catalogue. */
+export interface SealedValue {
+  keyId: string;
+  iv: string;
+  ciphertext: string;
+  tag: string;
+}
+
+/**
+ * A confirmed TOTP second factor. The shared secret must be readable to verify codes, so it is
+ * sealed under the user's subject key (destroyable), never stored in clear.
+ */
+export type TotpEnrolled = { type: 'TotpEnrolled'; data: { userId: number; secret: SealedValue } };
+/** A new set of single-use recovery codes (their SHA-256 only); replaces any earlier set. */
+export type RecoveryCodesIssued = { type: 'RecoveryCodesIssued'; data: { userId: number; codeHashes: string[] } };
+export type RecoveryCodeUsed = { type: 'RecoveryCodeUsed'; data: { userId: number; codeHash: string } };
+/** A WebAuthn credential: its id and COSE public key (public data), and the signature counter. */
+export type PasskeyRegistered = {
+  type: 'PasskeyRegistered';
+  data: { userId: number; credentialId: string; publicKey: string; counter: number; transports: string[] };
+};
+export type PasskeyUsed = { type: 'PasskeyUsed'; data: { userId: number; credentialId: string; counter: number } };
+/** The user signs in with this upstream OpenID Provider account (issuer + subject). */
+export type FederatedIdentityLinked = {
+  type: 'FederatedIdentityLinked';
+  data: { userId: number; orgId: number; issuer: string; subject: string };
+};
+
+/** A pending invitation to join an organization, addressed by email (and user id when known). */
+export type InvitationCreated = {
+  type: 'InvitationCreated';
+  data: { inviteId: number; orgId: number; email: string; userId: number | null; role: string | null };
+};
+
 export type OAuthClientEvent = OAuthClientRegistered | OAuthClientDeleted;
 export type AuthorizationCodeEvent = AuthorizationCodeIssued | AuthorizationCodeRedeemed | AuthorizationCodeReplayed;
 export type TokenFamilyEvent = TokenFamilyStarted | RefreshTokenRotated | TokenFamilyRevoked;
-export type OAuthEvent = OAuthClientEvent | AuthorizationCodeEvent | TokenFamilyEvent;
+export type SignInSessionEvent = SignInSessionStarted | SignInSessionEnded;
+export type UserCredentialEvent =
+  | TotpEnrolled
+  | RecoveryCodesIssued
+  | RecoveryCodeUsed
+  | PasskeyRegistered
+  | PasskeyUsed
+  | FederatedIdentityLinked;
+export type OAuthEvent =
+  | OAuthClientEvent
+  | AuthorizationCodeEvent
+  | TokenFamilyEvent
+  | SignInSessionEvent
+  | OAuthConsentGranted
+  | UserCredentialEvent
+  | InvitationCreated;
 export type OAuthEventType = OAuthEvent['type'];
 
 export const oauthStreams = {
   clients: (orgId: number) => `oauth-clients-${orgId}`,
   authorizationCode: (codeHash: string) => `authorization-code-${codeHash}`,
   tokenFamily: (familyId: string) => `token-family-${familyId}`,
+  signInSession: (sessionHash: string) => `signin-session-${sessionHash}`,
+  consents: (userId: number) => `oauth-consents-${userId}`,
+  userCredentials: (userId: number) => `user-credentials-${userId}`,
+  invitation: (inviteId: number) => `invitation-${inviteId}`,
 } as const;
 
 // ---- JSON Schemas --------------------------------------------------------------------------
@@ -151,6 +225,14 @@ const instant = { type: 'string', format: 'date-time' } as const;
 const uri = { type: 'string', minLength: 1, maxLength: 2000, pattern: '^[^#\\s]+$' } as const;
 const scopes = { type: 'array', items: { enum: [...OAUTH_SCOPES] }, uniqueItems: true } as const;
 const amr = { type: 'array', items: { enum: [...AMR_VALUES] }, minItems: 1, uniqueItems: true } as const;
+const base64url = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, pattern: '^[A-Za-z0-9_-]+$' }) as const;
+const counter = { type: 'integer', minimum: 0, maximum: 4294967295 } as const;
+const sealed = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['keyId', 'iv', 'ciphertext', 'tag'],
+  properties: { keyId: base64url(64), iv: base64url(16), ciphertext: base64url(4096), tag: base64url(22) },
+} as const;
 
 const grantProperties = {
   clientId,
@@ -220,6 +302,51 @@ export const OAUTH_EVENT_SCHEMAS: Readonly<Record<OAuthEventType, EventSchema>> 
   },
   RefreshTokenRotated: { version: 1, schema: object({ familyId, spentTokenHash: hash, newTokenHash: hash }) },
   TokenFamilyRevoked: { version: 1, schema: object({ familyId, reason: { enum: [...TOKEN_FAMILY_REVOCATION_REASONS] } }) },
+  SignInSessionStarted: {
+    version: 1,
+    schema: object({ sessionHash: hash, sid: grantProperties.sid, userId, orgId, authTime: instant, amr }),
+  },
+  SignInSessionEnded: {
+    version: 1,
+    schema: object({ sessionHash: hash, sid: grantProperties.sid, reason: { enum: ['logout', 'replaced'] } }),
+  },
+  OAuthConsentGranted: { version: 1, schema: object({ userId, clientId, scopes: { ...scopes, minItems: 1 } }) },
+  TotpEnrolled: { version: 1, schema: object({ userId, secret: sealed }) },
+  RecoveryCodesIssued: {
+    version: 1,
+    schema: object({ userId, codeHashes: { type: 'array', items: hash, minItems: 1, maxItems: 20, uniqueItems: true } }),
+  },
+  RecoveryCodeUsed: { version: 1, schema: object({ userId, codeHash: hash }) },
+  PasskeyRegistered: {
+    version: 1,
+    schema: object({
+      userId,
+      credentialId: base64url(1024),
+      publicKey: base64url(4096),
+      counter,
+      transports: { type: 'array', items: { type: 'string', pattern: '^[a-z-]{1,32}$' }, maxItems: 8, uniqueItems: true },
+    }),
+  },
+  PasskeyUsed: { version: 1, schema: object({ userId, credentialId: base64url(1024), counter }) },
+  FederatedIdentityLinked: {
+    version: 1,
+    schema: object({
+      userId,
+      orgId,
+      issuer: { type: 'string', minLength: 1, maxLength: 2000, pattern: '^https?://' },
+      subject: { type: 'string', minLength: 1, maxLength: 255 },
+    }),
+  },
+  InvitationCreated: {
+    version: 1,
+    schema: object({
+      inviteId: userId,
+      orgId,
+      email: { type: 'string', minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' },
+      userId: { anyOf: [userId, { type: 'null' }] },
+      role: { anyOf: [{ enum: ['admin', 'self_invite', 'employee_view'] }, { type: 'null' }] },
+    }),
+  },
 };
 
 export function isOAuthEventType(type: string): type is OAuthEventType {

@@ -1,4 +1,4 @@
-// SigningKeyStore on PostgreSQL (table from migrations/030_oauth_signing_keys.ts).
+// SigningKeyStore on PostgreSQL (table from shared/db/migrations/005_oauth_signing_keys.ts).
 import pg from 'pg';
 import { SigningKeyRotationConflict, type PublicSigningJwk, type SigningKeyRecord, type SigningKeyStore } from './signing-keys.js';
 

@@ -1,34 +1,10 @@
 import { expect } from 'chai';
-import { OAUTH_EVENT_SCHEMAS, isOAuthEventType, oauthEventErrors, oauthStreams, type OAuthEvent } from '../../shared/oauth/oauth-events.js';
+import { OAUTH_EVENT_SCHEMAS, isOAuthEventType, oauthEventErrors, oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
-import { CHALLENGE, CONFIDENTIAL_CLIENT, FAMILY_ID, PUBLIC_CLIENT, grant } from './oauth-fixtures.js';
+import { FAMILY_ID, OAUTH_SAMPLES } from './oauth-fixtures.js';
 
 const h = sha256Hex('x');
-const samples: OAuthEvent[] = [
-  {
-    type: 'OAuthClientRegistered',
-    data: {
-      clientId: CONFIDENTIAL_CLIENT.clientId,
-      orgId: 7,
-      name: 'Reception',
-      clientType: 'confidential',
-      secretHash: h,
-      redirectUris: ['https://a.example/cb'],
-      postLogoutRedirectUris: [],
-      allowedScopes: ['openid'],
-    },
-  },
-  { type: 'OAuthClientDeleted', data: { clientId: PUBLIC_CLIENT.clientId, orgId: 7 } },
-  {
-    type: 'AuthorizationCodeIssued',
-    data: { ...grant, codeHash: h, familyId: FAMILY_ID, redirectUri: 'https://a.example/cb', codeChallenge: CHALLENGE, nonce: null, expiresAt: '2025-06-01T10:01:00.000Z' },
-  },
-  { type: 'AuthorizationCodeRedeemed', data: { codeHash: h, familyId: FAMILY_ID, clientId: grant.clientId } },
-  { type: 'AuthorizationCodeReplayed', data: { codeHash: h, familyId: FAMILY_ID, clientId: grant.clientId } },
-  { type: 'TokenFamilyStarted', data: { ...grant, familyId: FAMILY_ID, codeHash: h, refreshTokenHash: h, expiresAt: '2025-07-01T10:00:00.000Z' } },
-  { type: 'RefreshTokenRotated', data: { familyId: FAMILY_ID, spentTokenHash: h, newTokenHash: sha256Hex('y') } },
-  { type: 'TokenFamilyRevoked', data: { familyId: FAMILY_ID, reason: 'refresh_token_replay' } },
-];
+const samples = OAUTH_SAMPLES;
 
 describe('OAuth event schemas', () => {
   it('has a versioned schema for every OAuth event type', () => {
@@ -59,7 +35,7 @@ describe('OAuth event schemas', () => {
       });
 
       it('refuses a raw credential where a hash belongs', () => {
-        for (const field of ['secretHash', 'codeHash', 'refreshTokenHash', 'spentTokenHash', 'newTokenHash']) {
+        for (const field of ['secretHash', 'codeHash', 'refreshTokenHash', 'spentTokenHash', 'newTokenHash', 'sessionHash']) {
           if (!(field in sample.data)) continue;
           const data = { ...sample.data, [field]: 'Zm9vYmFyYmF6cXV4LXNlY3JldC0yNTYtYml0cy12YWx1ZQ' };
           expect(oauthEventErrors({ type: sample.type, data }), field).to.not.deep.equal([]);

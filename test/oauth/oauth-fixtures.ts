@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import type { EventShape } from '../../shared/domain/decider.js';
 import type { OAuthClient } from '../../shared/oauth/client-decider.js';
-import { oauthEventErrors, type GrantFacts } from '../../shared/oauth/oauth-events.js';
+import { oauthEventErrors, type GrantFacts, type OAuthEvent } from '../../shared/oauth/oauth-events.js';
 import { s256Challenge } from '../../shared/oauth/pkce.js';
 import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
 
@@ -58,3 +58,54 @@ export const grant: GrantFacts = {
 export function expectSchemaValid(events: readonly EventShape[]): void {
   for (const event of events) expect(oauthEventErrors(event), event.type).to.deep.equal([]);
 }
+
+const SEALED = { keyId: 'k1', iv: 'AAAAAAAAAAAAAAAA', ciphertext: 'c2VjcmV0', tag: 'AAAAAAAAAAAAAAAAAAAAAA' };
+
+/** One valid event of each sign-in, consent, credential and invitation type. */
+export const SIGN_IN_SAMPLES: OAuthEvent[] = [
+  {
+    type: 'SignInSessionStarted',
+    data: { sessionHash: sha256Hex('cookie'), sid: SID, userId: 42, orgId: 7, authTime: '2025-06-01T10:00:00.000Z', amr: ['pwd'] },
+  },
+  { type: 'SignInSessionEnded', data: { sessionHash: sha256Hex('cookie'), sid: SID, reason: 'logout' } },
+  { type: 'OAuthConsentGranted', data: { userId: 42, clientId: PUBLIC_CLIENT.clientId, scopes: ['openid', 'email'] } },
+  { type: 'TotpEnrolled', data: { userId: 42, secret: SEALED } },
+  { type: 'RecoveryCodesIssued', data: { userId: 42, codeHashes: [sha256Hex('r1'), sha256Hex('r2')] } },
+  { type: 'RecoveryCodeUsed', data: { userId: 42, codeHash: sha256Hex('r1') } },
+  {
+    type: 'PasskeyRegistered',
+    data: { userId: 42, credentialId: 'Y3JlZA', publicKey: 'cHVibGlj', counter: 0, transports: ['internal', 'hybrid'] },
+  },
+  { type: 'PasskeyUsed', data: { userId: 42, credentialId: 'Y3JlZA', counter: 3 } },
+  { type: 'FederatedIdentityLinked', data: { userId: 42, orgId: 7, issuer: 'https://upstream.example', subject: 'abc' } },
+  { type: 'InvitationCreated', data: { inviteId: 5, orgId: 7, email: 'guest@example.com', userId: null, role: 'self_invite' } },
+];
+
+const HX = sha256Hex('x');
+/** One valid event of every OAuth type. */
+export const OAUTH_SAMPLES: OAuthEvent[] = [
+  {
+    type: 'OAuthClientRegistered',
+    data: {
+      clientId: CONFIDENTIAL_CLIENT.clientId,
+      orgId: 7,
+      name: 'Reception',
+      clientType: 'confidential',
+      secretHash: HX,
+      redirectUris: ['https://a.example/cb'],
+      postLogoutRedirectUris: [],
+      allowedScopes: ['openid'],
+    },
+  },
+  { type: 'OAuthClientDeleted', data: { clientId: PUBLIC_CLIENT.clientId, orgId: 7 } },
+  {
+    type: 'AuthorizationCodeIssued',
+    data: { ...grant, codeHash: HX, familyId: FAMILY_ID, redirectUri: 'https://a.example/cb', codeChallenge: CHALLENGE, nonce: null, expiresAt: '2025-06-01T10:01:00.000Z' },
+  },
+  { type: 'AuthorizationCodeRedeemed', data: { codeHash: HX, familyId: FAMILY_ID, clientId: grant.clientId } },
+  { type: 'AuthorizationCodeReplayed', data: { codeHash: HX, familyId: FAMILY_ID, clientId: grant.clientId } },
+  { type: 'TokenFamilyStarted', data: { ...grant, familyId: FAMILY_ID, codeHash: HX, refreshTokenHash: HX, expiresAt: '2025-07-01T10:00:00.000Z' } },
+  { type: 'RefreshTokenRotated', data: { familyId: FAMILY_ID, spentTokenHash: HX, newTokenHash: sha256Hex('y') } },
+  { type: 'TokenFamilyRevoked', data: { familyId: FAMILY_ID, reason: 'refresh_token_replay' } },
+  ...SIGN_IN_SAMPLES,
+];

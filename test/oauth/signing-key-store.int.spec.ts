@@ -6,7 +6,7 @@ import pg from 'pg';
 import { createKnex } from '../../shared/db/knex.js';
 import { InMemorySigningKeyStore } from '../../shared/oauth/in-memory-signing-key-store.js';
 import { KeyEncryptionKeyError } from '../../shared/oauth/key-encryption-key.js';
-import { migration } from '../../shared/oauth/migrations/030_oauth_signing_keys.js';
+import { migration } from '../../shared/db/migrations/005_oauth_signing_keys.js';
 import { PostgresSigningKeyStore } from '../../shared/oauth/postgres-signing-key-store.js';
 import {
   SigningKeyRotationConflict,

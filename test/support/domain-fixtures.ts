@@ -2,6 +2,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { DomainEvent, DomainEventType, GuestDetails, PassCreated } from '../../shared/domain/events.js';
 import { seal } from '../../shared/crypto/sealed-box.js';
+import type { OAuthEventType } from '../../shared/oauth/oauth-events.js';
+import { OAUTH_SAMPLES } from '../oauth/oauth-fixtures.js';
 
 export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
@@ -127,4 +129,5 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
       receivedAt: '2026-12-01T09:00:00.050Z',
     },
   },
+  ...(Object.fromEntries(OAUTH_SAMPLES.map((e) => [e.type, e])) as { [T in OAuthEventType]: Extract<DomainEvent, { type: T }> }),
 };

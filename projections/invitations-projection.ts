@@ -1,0 +1,50 @@
+// invitations: pending invitations, listed to the invited user by user id or email.
+import type { Knex } from 'knex';
+import type { InvitationRow } from '../shared/db/read-models.js';
+import { READ_MODELS } from '../shared/db/read-models.js';
+import type { Projection } from './projection.js';
+
+export const invitationsProjection: Projection<InvitationRow> = {
+  name: READ_MODELS.invitations,
+  version: 1,
+  handles: ['InvitationCreated'],
+  keyColumn: 'invite_id',
+
+  keyOf(event) {
+    return event.type === 'InvitationCreated' ? event.data.inviteId : null;
+  },
+
+  apply(row, event) {
+    if (event.type !== 'InvitationCreated' || row) return undefined;
+    const d = event.data;
+    return {
+      invite_id: d.inviteId,
+      org_id: d.orgId,
+      email: d.email,
+      user_id: d.userId,
+      role: d.role,
+      status: 'pending',
+      created_at: new Date(event.metadata.occurredAt),
+    };
+  },
+
+  async createTable(knex: Knex, table: string) {
+    await knex.raw(
+      `CREATE TABLE ?? (
+        invite_id  bigint      PRIMARY KEY,
+        org_id     bigint      NOT NULL,
+        email      text        NOT NULL,
+        user_id    bigint,
+        role       text,
+        status     text        NOT NULL,
+        created_at timestamptz NOT NULL
+      )`,
+      [table],
+    );
+  },
+
+  async createIndexes(knex: Knex, table: string) {
+    await knex.raw('CREATE INDEX ?? ON ?? (email)', [`${table}_email_idx`, table]);
+    await knex.raw('CREATE INDEX ?? ON ?? (user_id)', [`${table}_user_idx`, table]);
+  },
+};
