@@ -21,7 +21,7 @@ import { addFacility } from '../command-service/facilities/add-facility.js';
 import { addUser } from '../command-service/users/add-user.js';
 import { createApiKey } from '../command-service/api-keys/create-api-key.js';
 import { startDoorPath } from '../door-gateway/embedded.js';
-import { openRuntime, type Runtime } from './runtime.js';
+import { defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
 
 /** The cursor secret survives restarts of the embedded default, so clients' cursors stay valid. */
 async function pageCursorSecret(config: Config): Promise<string> {
@@ -63,22 +63,27 @@ export async function startEmbedded(config: Config, logger: Logger) {
   // controller per facility, unless KAFKA_BROKERS / MQTT_URL name real ones.
   const doorPath = await startDoorPath({ store: runtime.store, knex: runtime.knex, config, logger });
 
-  const orgApiRateLimiter = new RateLimiter('org-api');
-  const commandApp = createCommandApp({ ...runtime.deps, logger, config, orgApiRateLimiter });
-  const queryApp = createQueryApp({
-    db: runtime.knex,
-    logger,
-    config: { trustProxy: config.trustProxy, pageCursorSecret: await pageCursorSecret(config) },
-    orgApiRateLimiter,
-  });
-  const server = http.createServer(mountGateway(commandApp, queryApp));
+  // Listen first: the issuer is this server's address when PUBLIC_BASE_URL is not set (PORT=0).
+  const server = http.createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
   const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const baseUrl = config.publicBaseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const baseUrl = defaultBaseUrl(config, typeof address === 'object' && address ? address.port : config.port);
+  const oauth = await runtime.oauth(baseUrl);
+  await oauth.signingKeys.current(); // the first start generates the signing key now, not on the first sign-in
+
+  const orgApiRateLimiter = new RateLimiter('org-api');
+  const commandApp = createCommandApp({ ...runtime.deps, logger, config, orgApiRateLimiter, oauth });
+  const queryApp = createQueryApp({
+    db: runtime.knex,
+    logger,
+    config: { trustProxy: config.trustProxy, pageCursorSecret: await pageCursorSecret(config) },
+    orgApiRateLimiter,
+    oauth,
+  });
+  server.on('request', mountGateway(commandApp, queryApp));
 
   let stopping: Promise<void> | null = null;
   const stop = () =>

@@ -23,6 +23,8 @@ import { PostgresIdAllocator } from '../shared/domain/postgres-id-allocator.js';
 import { PostgresSubjectKeyStore } from '../shared/crypto/postgres-subject-key-store.js';
 import { PostgresReadModelWatermark } from '../projections/watermark.js';
 import type { CommandDeps } from '../command-service/command-deps.js';
+import { loadOrCreateKeyEncryptionKey } from '../shared/oauth/key-encryption-key.js';
+import { createOAuthServices, type OAuthServices } from '../shared/oauth/oauth-services.js';
 
 export interface Runtime {
   readonly databaseUrl: string;
@@ -33,7 +35,19 @@ export interface Runtime {
   readonly watermark: PostgresReadModelWatermark;
   /** Set when this process started the embedded PostgreSQL server. */
   readonly embedded: EmbeddedServer | null;
+  /** The authorization server's ports for this issuer (closed with the runtime). */
+  oauth(issuer: string): Promise<OAuthServices>;
   close(): Promise<void>;
+}
+
+/** The issuer when no PUBLIC_BASE_URL is set: this process's own address. */
+export function defaultBaseUrl(config: Pick<Config, 'publicBaseUrl' | 'host'>, port: number): string {
+  return config.publicBaseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+}
+
+/** OAUTH_KEY_ENCRYPTION_KEY, else a key generated once into the data folder (embedded default). */
+export async function keyEncryptionKey(config: Pick<Config, 'oauthKeyEncryptionKey' | 'dataDir'>): Promise<Buffer> {
+  return config.oauthKeyEncryptionKey ?? loadOrCreateKeyEncryptionKey(path.join(config.dataDir, 'oauth-kek'));
 }
 
 const EMBEDDED_DATABASE = 'guestpass';
@@ -101,6 +115,7 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     watermark,
     projectionWaitMs: config.projectionWaitMs,
   };
+  const opened: OAuthServices[] = [];
   return {
     databaseUrl: url,
     knex,
@@ -108,7 +123,13 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     deps,
     watermark,
     embedded,
+    async oauth(issuer) {
+      const services = createOAuthServices(knex, url, { issuer, kek: await keyEncryptionKey(config), federation: config.federation });
+      opened.push(services);
+      return services;
+    },
     async close() {
+      await Promise.all(opened.map((s) => s.close()));
       await watermark.close();
       await store.close();
       await knex.destroy();

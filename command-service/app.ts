@@ -8,10 +8,16 @@ import { createServiceApp } from '../shared/http/service-app.js';
 import type { HttpState } from '../shared/http/http-state.js';
 import type { CommandDeps } from './command-deps.js';
 import { orgPassRoutes } from './http/org-pass-routes.js';
+import { userPassRoutes } from './http/user-pass-routes.js';
+import type { OAuthServices } from '../shared/oauth/oauth-services.js';
+import { oauthProtocolRoutes } from './oauth/oauth-routes.js';
+import { signInRoutes } from './sign-in/sign-in-routes.js';
 
 export interface CommandAppDeps extends CommandDeps {
   readonly logger: Logger;
   readonly config: Pick<Config, 'trustProxy'>;
+  /** The authorization server's issuer, clients and keys. */
+  readonly oauth: OAuthServices;
   /**
    * The organization API's per-IP bucket. Pass the same instance to the query app when both
    * run in one process, so the two count as one bucket; omitted = one of its own.
@@ -23,5 +29,8 @@ export function createCommandApp(deps: CommandAppDeps): Koa<HttpState> {
   const { trustProxy } = deps.config;
   const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter });
   app.use(orgPassRoutes(deps, { trustProxy }).routes());
+  app.use(userPassRoutes(deps, { trustProxy }).routes());
+  app.use(oauthProtocolRoutes(deps, { trustProxy }).routes());
+  app.use(signInRoutes(deps, { trustProxy }).routes());
   return app;
 }

@@ -4,7 +4,7 @@
 // (PROJECTION_WAIT_MS) so the next read sees the write.
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
-import { openRuntime } from '../cli/runtime.js';
+import { defaultBaseUrl, openRuntime } from '../cli/runtime.js';
 import { serveUntilSignalled } from '../shared/http/serve.js';
 import { createCommandApp } from './app.js';
 
@@ -14,7 +14,10 @@ async function main(): Promise<void> {
   // DATABASE_URL, else the embedded server a running `npm start` recorded, else an embedded one;
   // migrates, and builds the event store (createEventStore) and the other ports.
   const runtime = await openRuntime(config, logger);
-  const app = createCommandApp({ ...runtime.deps, logger, config });
+  // Behind the gateway, PUBLIC_BASE_URL is the issuer; alone, this process's own address.
+  const oauth = await runtime.oauth(defaultBaseUrl(config, config.port));
+  await oauth.signingKeys.current();
+  const app = createCommandApp({ ...runtime.deps, logger, config, oauth });
   serveUntilSignalled(app.callback(), { host: config.host, port: config.port, logger, name: 'command service', close: () => runtime.close() });
 }
 

@@ -13,6 +13,8 @@ import { apiKeyAuth } from '../shared/auth/api-key-auth.js';
 import { listOrgPassesRoute } from './org-passes/list-org-passes.js';
 import { listFacilitiesRoute } from './facilities/list-facilities.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
+import type { OAuthServices } from '../shared/oauth/oauth-services.js';
+import { userRoutes } from './user/user-routes.js';
 
 /**
  * `pageCursorSecret` (PAGE_CURSOR_SECRET) signs page cursors; when null a random one is made at
@@ -24,6 +26,8 @@ export interface QueryAppDeps {
   readonly db: Knex;
   readonly logger: Logger;
   readonly config: QueryAppConfig;
+  /** Offline verification of access tokens: the issuer and our public keys. */
+  readonly oauth: Pick<OAuthServices, 'issuer' | 'verificationKeys'>;
   /** Shared with the command app when both run in one process (one organization API bucket). */
   readonly orgApiRateLimiter?: RateLimiter;
 }
@@ -50,5 +54,6 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
   const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter });
   app.use(publicRoutes.routes());
   app.use(org.routes());
+  app.use(userRoutes({ db: deps.db, cursor, oauth: deps.oauth, trustProxy }).routes());
   return app;
 }

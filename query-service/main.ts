@@ -10,6 +10,11 @@ import { createKnex } from '../shared/db/knex.js';
 import { embeddedUrlFile } from '../shared/db/embedded-postgres.js';
 import { serveUntilSignalled } from '../shared/http/serve.js';
 import { createQueryApp } from './app.js';
+import pg from 'pg';
+import { defaultBaseUrl } from '../cli/runtime.js';
+import { PostgresSigningKeyStore } from '../shared/oauth/postgres-signing-key-store.js';
+import { publishedJwks } from '../shared/oauth/signing-keys.js';
+import { refreshingKeySet } from '../shared/oauth/tokens.js';
 
 async function databaseUrl(config: ReturnType<typeof loadConfig>): Promise<string> {
   if (config.databaseUrl) return config.databaseUrl;
@@ -21,10 +26,19 @@ async function databaseUrl(config: ReturnType<typeof loadConfig>): Promise<strin
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'query-service');
-  const db = createKnex(await databaseUrl(config), { max: 20 });
+  const url = await databaseUrl(config);
+  const db = createKnex(url, { max: 20 });
+  // Only the public halves of the signing keys are read here: tokens are verified offline.
+  const keyPool = new pg.Pool({ connectionString: url, max: 2 });
+  const keys = new PostgresSigningKeyStore(keyPool);
+  const oauth = { issuer: defaultBaseUrl(config, config.port), verificationKeys: refreshingKeySet(() => publishedJwks(keys)) };
   // Give every replica the same PAGE_CURSOR_SECRET, or a cursor only works on the replica that made it.
-  const app = createQueryApp({ db, logger, config });
-  serveUntilSignalled(app.callback(), { host: config.host, port: config.port, logger, name: 'query service', close: () => db.destroy() });
+  const app = createQueryApp({ db, logger, config, oauth });
+  const close = async () => {
+    await keyPool.end();
+    await db.destroy();
+  };
+  serveUntilSignalled(app.callback(), { host: config.host, port: config.port, logger, name: 'query service', close });
 }
 
 main().catch((error: unknown) => {

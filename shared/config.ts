@@ -1,5 +1,7 @@
 // The one place that reads the environment. Every variable here is named in the README.
 import path from 'node:path';
+import { parseKeyEncryptionKey } from './oauth/key-encryption-key.js';
+import type { FederationConfig } from './oauth/oauth-services.js';
 
 export interface Config {
   /** HTTP port of the embedded gateway and of each service run alone. */
@@ -25,6 +27,10 @@ export interface Config {
   readonly trustProxy: boolean;
   /** Signs page cursors; every instance must share it. null = generated (embedded: kept in dataDir). */
   readonly pageCursorSecret: string | null;
+  /** OAUTH_KEY_ENCRYPTION_KEY: seals the OAuth signing keys at rest; null = generated into the data folder. */
+  readonly oauthKeyEncryptionKey: Buffer | null;
+  /** FEDERATED_ISSUER and friends: an upstream OpenID Provider for federated sign-in; null = none. */
+  readonly federation: FederationConfig | null;
 }
 
 export class ConfigError extends Error {
@@ -75,6 +81,29 @@ function secret(env: Env, name: string): string | null {
   return value;
 }
 
+function keyEncryptionKey(env: Env): Buffer | null {
+  const value = env.OAUTH_KEY_ENCRYPTION_KEY?.trim();
+  if (!value) return null;
+  try {
+    return parseKeyEncryptionKey(value);
+  } catch {
+    throw new ConfigError('OAUTH_KEY_ENCRYPTION_KEY must be 32 bytes, as 64 hex digits or base64url');
+  }
+}
+
+function federation(env: Env): FederationConfig | null {
+  const issuer = optionalUrl(env, 'FEDERATED_ISSUER', ['http:', 'https:']);
+  const clientId = env.FEDERATED_CLIENT_ID?.trim();
+  if (!issuer && !clientId) return null;
+  if (!issuer || !clientId) throw new ConfigError('FEDERATED_ISSUER and FEDERATED_CLIENT_ID are set together');
+  return {
+    issuer: issuer.replace(/\/+$/, ''),
+    clientId,
+    clientSecret: env.FEDERATED_CLIENT_SECRET?.trim() || null,
+    displayName: env.FEDERATED_DISPLAY_NAME?.trim() || new URL(issuer).host,
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const publicBaseUrl = optionalUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
   return {
@@ -91,5 +120,7 @@ export function loadConfig(env: Env = process.env): Config {
     projectionWaitMs: integer(env, 'PROJECTION_WAIT_MS', 2000, 0, 60_000),
     trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
     pageCursorSecret: secret(env, 'PAGE_CURSOR_SECRET'),
+    oauthKeyEncryptionKey: keyEncryptionKey(env),
+    federation: federation(env),
   };
 }

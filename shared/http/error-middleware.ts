@@ -2,6 +2,7 @@
 // middleware throw the typed errors of shared/errors.ts (and shared/http/http-errors.ts); this
 // renders each family in the spec's shape:
 //
+//   OAuth protocol error (RFC 6749)      {error, error_description}    (+ WWW-Authenticate: Basic on invalid_client after Basic)
 //   401/403 Bearer challenge (RFC 6750)  {error}                       + WWW-Authenticate: Bearer ...
 //   402 quota                            {code: 'CAPACITY_EXCEEDED', message, dimension, limit, current, requested}
 //   429 rate limit                       {error: 'temporarily_unavailable', retry_after} + Retry-After, RateLimit*, X-RateLimit-Reset
@@ -12,6 +13,7 @@
 // and add a stable machine `code` (clients branch on `code`, never on the text).
 import { DomainError, InsufficientScopeError, InvalidTokenError, QuotaExceededError, RateLimitedError, ValidationError } from '../errors.js';
 import type { HttpContext, HttpMiddleware } from './http-state.js';
+import { InvalidClient, OAuthError, toOAuthErrorBody } from '../oauth/oauth-errors.js';
 
 export const BEARER_REALM = 'guestpass';
 
@@ -41,7 +43,12 @@ function quoted(value: string): string {
 
 function renderDomainError(ctx: HttpContext, error: DomainError): void {
   ctx.status = error.status;
-  if (error instanceof InvalidTokenError) {
+  if (error instanceof OAuthError) {
+    // Protocol errors carry credentials' fate: never cached (RFC 6749 §5.1/§5.2).
+    ctx.set('Cache-Control', 'no-store');
+    if (error instanceof InvalidClient && error.challenge !== null) ctx.set('WWW-Authenticate', error.challenge);
+    ctx.body = toOAuthErrorBody(error);
+  } else if (error instanceof InvalidTokenError) {
     ctx.set('WWW-Authenticate', `Bearer realm=${quoted(BEARER_REALM)}, error="invalid_token"`);
     ctx.body = { error: 'invalid_token' };
   } else if (error instanceof InsufficientScopeError) {

@@ -28,6 +28,12 @@ import { suspendFacility, deactivateFacility } from '../../command-service/facil
 import { addUser } from '../../command-service/users/add-user.js';
 import { createApiKey } from '../../command-service/api-keys/create-api-key.js';
 import { revokeApiKey } from '../../command-service/api-keys/revoke-api-key.js';
+import { registerClient, type RegisterClientInput } from '../../command-service/oauth-clients/register-client.js';
+import { OAUTH_SCOPES } from '../../shared/oauth/scopes.js';
+import { createOAuthServices, type FederationConfig, type OAuthServices } from '../../shared/oauth/oauth-services.js';
+
+/** One key-encryption key for every test stack (a test KEK, never used outside tests). */
+const STACK_KEK = Buffer.alloc(32, 7);
 
 export interface ServeOptions {
   /** Overrides of the organization API rate limit (tests default to a limit they never reach). */
@@ -35,6 +41,8 @@ export interface ServeOptions {
   readonly trustProxy?: boolean;
   /** Signs page cursors (default: a random key per gateway). */
   readonly pageCursorSecret?: string;
+  /** An upstream OpenID Provider for federated sign-in. */
+  readonly federation?: FederationConfig | null;
 }
 
 export interface StackOptions extends ServeOptions {
@@ -75,6 +83,8 @@ export interface RequestOptions {
 
 export interface Server {
   readonly baseUrl: string;
+  /** The authorization server's ports of this gateway (its issuer is `baseUrl`). */
+  readonly oauth: OAuthServices;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
   close(): Promise<void>;
 }
@@ -97,6 +107,13 @@ export interface Stack extends Server {
       options?: { scopes?: readonly string[]; expiresAt?: Date | string | null; allowedIps?: readonly string[] },
     ): Promise<{ keyId: string; apiKey: string }>;
     revokeApiKey(keyId: string): Promise<void>;
+    /** A user who signs in with a password (default roles: self_invite). */
+    user(
+      orgId: number,
+      options?: { email?: string; password?: string | null; roles?: readonly string[]; firstName?: string; lastName?: string; inviteAllowance?: number | null },
+    ): Promise<{ userId: number; email: string; password: string | null }>;
+    /** An OAuth client; a confidential one comes with its secret. Default: public, every scope. */
+    client(orgId: number, options?: Partial<RegisterClientInput>): Promise<{ clientId: string; clientSecret: string | null; redirectUri: string }>;
     /** Organization + facility + admin + API key with every scope (unless `scopes` says otherwise). */
     tenant(options?: { inviteAllowance?: number; scopes?: readonly string[]; name?: string }): Promise<Tenant>;
   };
@@ -111,8 +128,8 @@ function operator(): CommandContext {
   return { correlationId: randomUUID(), causationId: null, actor: { kind: 'operator' }, now: new Date() };
 }
 
-async function listen(handler: http.RequestListener): Promise<{ server: http.Server; baseUrl: string }> {
-  const server = http.createServer(handler);
+async function listen(): Promise<{ server: http.Server; baseUrl: string }> {
+  const server = http.createServer();
   server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
@@ -153,16 +170,22 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 
   const servers = new Set<http.Server>();
+  const oauthServices = new Set<OAuthServices>();
   async function serve(serveOptions: ServeOptions = {}): Promise<Server> {
     const config = { trustProxy: serveOptions.trustProxy ?? false, pageCursorSecret: serveOptions.pageCursorSecret ?? randomBytes(32).toString('hex') };
     // One limiter for both apps: the organization API is one bucket, as in the embedded runner.
     const orgApiRateLimiter = new RateLimiter('org-api', { ...ORG_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.rateLimit });
-    const commandApp = createCommandApp({ ...deps, logger, config, orgApiRateLimiter });
-    const queryApp = createQueryApp({ db, logger, config, orgApiRateLimiter });
-    const { server, baseUrl } = await listen(mountGateway(commandApp, queryApp));
+    // Listen first: the issuer is the server's own address.
+    const { server, baseUrl } = await listen();
+    const oauth = createOAuthServices(db, databaseUrl, { issuer: baseUrl, kek: STACK_KEK, federation: serveOptions.federation ?? null });
+    oauthServices.add(oauth);
+    const commandApp = createCommandApp({ ...deps, logger, config, orgApiRateLimiter, oauth });
+    const queryApp = createQueryApp({ db, logger, config, orgApiRateLimiter, oauth });
+    server.on('request', mountGateway(commandApp, queryApp));
     servers.add(server);
     return {
       baseUrl,
+      oauth,
       request: requester(baseUrl),
       close: async () => {
         servers.delete(server);
@@ -204,6 +227,40 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     async revokeApiKey(keyId) {
       await revokeApiKey(deps, { keyId }, operator());
     },
+    async user(orgId, o = {}) {
+      const email = o.email ?? `user-${randomUUID().slice(0, 8)}@example.com`;
+      const password = o.password === undefined ? `pw-${randomUUID()}` : o.password;
+      const { userId } = await addUser(
+        deps,
+        {
+          orgId,
+          email,
+          password,
+          firstName: o.firstName ?? 'Uma',
+          lastName: o.lastName ?? 'User',
+          roles: o.roles ?? ['self_invite'],
+          inviteAllowance: o.inviteAllowance ?? null,
+        },
+        operator(),
+      );
+      return { userId, email, password };
+    },
+    async client(orgId, o = {}) {
+      const redirectUris = o.redirectUris ?? ['https://app.example.test/callback'];
+      const { clientId, clientSecret } = await registerClient(
+        deps,
+        {
+          orgId,
+          name: o.name ?? 'Test App',
+          clientType: o.clientType ?? 'public',
+          redirectUris,
+          postLogoutRedirectUris: o.postLogoutRedirectUris ?? ['https://app.example.test/signed-out'],
+          allowedScopes: o.allowedScopes ?? [...OAUTH_SCOPES],
+        },
+        operator(),
+      );
+      return { clientId, clientSecret, redirectUri: redirectUris[0]! };
+    },
     async tenant(o = {}) {
       const orgId = await seed.organization({ name: o.name, inviteAllowance: o.inviteAllowance ?? 100_000 });
       const [facilityId, userId] = await Promise.all([seed.facility(orgId), seed.admin(orgId)]);
@@ -224,6 +281,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     async stop() {
       for (const server of servers) server.closeAllConnections();
       await Promise.all([...servers].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      await Promise.all([...oauthServices].map((o) => o.close()));
       await runner.stop();
       await watermark.close();
       await store.close();
