@@ -41,8 +41,11 @@ export interface ServeOptions {
   readonly trustProxy?: boolean;
   /** Signs page cursors (default: a random key per gateway). */
   readonly pageCursorSecret?: string;
-  /** An upstream OpenID Provider for federated sign-in. */
-  readonly federation?: FederationConfig | null;
+  /**
+   * An upstream OpenID Provider for federated sign-in; a function gets this gateway's base URL
+   * first (to register the callback at the upstream before the apps are built).
+   */
+  readonly federation?: FederationConfig | null | ((baseUrl: string) => Promise<FederationConfig>);
 }
 
 export interface StackOptions extends ServeOptions {
@@ -177,7 +180,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const orgApiRateLimiter = new RateLimiter('org-api', { ...ORG_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.rateLimit });
     // Listen first: the issuer is the server's own address.
     const { server, baseUrl } = await listen();
-    const oauth = createOAuthServices(db, databaseUrl, { issuer: baseUrl, kek: STACK_KEK, federation: serveOptions.federation ?? null });
+    const federation = typeof serveOptions.federation === 'function' ? await serveOptions.federation(baseUrl) : (serveOptions.federation ?? null);
+    const oauth = createOAuthServices(db, databaseUrl, { issuer: baseUrl, kek: STACK_KEK, federation });
     oauthServices.add(oauth);
     const commandApp = createCommandApp({ ...deps, logger, config, orgApiRateLimiter, oauth });
     const queryApp = createQueryApp({ db, logger, config, orgApiRateLimiter, oauth });
