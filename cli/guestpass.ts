@@ -1,9 +1,10 @@
 // `npx guestpass <command>`: the operator CLI. Each command with --json prints one JSON object.
 import { randomUUID } from 'node:crypto';
-import { loadConfig, ConfigError } from '../shared/config.js';
+import { loadConfig, ConfigError, type Config } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
-import { DomainError } from '../shared/errors.js';
-import { ROLES, type Role } from '../shared/domain/events.js';
+import { ConflictError, DomainError, NotFoundError, ValidationError } from '../shared/errors.js';
+import { READ_MODELS, type OAuthClientRow } from '../shared/db/read-models.js';
+import { ROLES, streams, type Role } from '../shared/domain/events.js';
 import type { CommandContext } from '../shared/event-store/command-handler.js';
 import { parsePosition, START, positionToString } from '../shared/event-store/event-store.js';
 import { createOrganization } from '../command-service/organizations/create-organization.js';
@@ -12,13 +13,18 @@ import { addFacility } from '../command-service/facilities/add-facility.js';
 import { suspendFacility, resumeFacility, deactivateFacility } from '../command-service/facilities/change-facility-status.js';
 import { createApiKey } from '../command-service/api-keys/create-api-key.js';
 import { revokeApiKey } from '../command-service/api-keys/revoke-api-key.js';
+import { deleteClient, registerClient } from '../command-service/oauth-clients/register-client.js';
+import { createInvitation } from '../command-service/invitations/create-invitation.js';
+import { organizationDecider } from '../shared/domain/organization-decider.js';
+import { KeyEncryptionKeyError } from '../shared/oauth/key-encryption-key.js';
+import { SigningKeyRotationConflict } from '../shared/oauth/signing-keys.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { rebuildProjections } from '../projections/rebuild.js';
 import { formatStatus, projectionStatus, statusToJson } from '../projections/status.js';
 import { ProgressBar } from '../projections/progress-bar.js';
 import { doorCommand } from './door.js';
-import { openRuntime, type Runtime } from './runtime.js';
-import { integerArg, list, optional, parse, required, UsageError } from './cli-args.js';
+import { defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
+import { integerArg, list, optional, parse, required, spreadList, UsageError } from './cli-args.js';
 
 const USAGE = `usage: guestpass <command> [options] [--json]
 
@@ -28,6 +34,12 @@ const USAGE = `usage: guestpass <command> [options] [--json]
   facility suspend|resume|deactivate ID
   apikey create --org ORG --user ADMIN_ID --scopes S1,S2 [--expires-at ISO] [--allow-ip CIDR]...
   apikey revoke ID
+  client create --org ORG --name N --type public|confidential --redirect-uri U [--redirect-uri U]...
+                [--post-logout-redirect-uri U]... [--scopes S...]   (default scopes: openid profile email)
+  client list --org ORG
+  client delete --org ORG --client CLIENT_ID
+  keys rotate
+  invite create --org ORG --email E [--role admin|self_invite|employee_view]
   projections status
   projections rebuild [NAME]
   events export [--stream S] [--from POSITION]
@@ -51,7 +63,7 @@ function operatorContext(): CommandContext {
 }
 
 /** Runs a write, then lets the read models catch up to it even when no server is running. */
-async function write<T extends { position: { commit: bigint; prepare: bigint } }>(
+async function write<T>(
   runtime: Runtime,
   work: (ctx: CommandContext) => Promise<T>,
 ): Promise<T> {
@@ -65,6 +77,15 @@ async function write<T extends { position: { commit: bigint; prepare: bigint } }
 }
 
 const quietLogger = createLogger(process.env.LOG_LEVEL ?? 'warn', 'guestpass-cli');
+
+/**
+ * Waits (inside `write`, whose runner does the work) until the named read models hold every event
+ * logged so far, including other processes' writes. False when they did not within the wait.
+ */
+async function caughtUp(runtime: Runtime, readModels: readonly string[]): Promise<boolean> {
+  const head = await runtime.store.headPosition();
+  return runtime.watermark.waitFor(head, runtime.deps.projectionWaitMs, readModels);
+}
 
 function role(text: string): Role {
   if (!(ROLES as readonly string[]).includes(text)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
@@ -174,6 +195,161 @@ async function apikey(runtime: Runtime, args: string[]): Promise<Result> {
   throw new UsageError('apikey create|revoke');
 }
 
+const CLIENT_TYPES = ['public', 'confidential'] as const;
+
+function noPositionals(positionals: readonly string[]): void {
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+}
+
+function clientToJson(row: Omit<OAuthClientRow, 'org_id' | 'secret_hash' | 'deleted'>) {
+  return {
+    client_id: row.client_id,
+    name: row.name,
+    type: row.client_type,
+    redirect_uris: row.redirect_uris,
+    post_logout_redirect_uris: row.post_logout_redirect_uris,
+    scopes: row.allowed_scopes,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+function clientToText(c: ReturnType<typeof clientToJson>): string {
+  return [
+    `${c.client_id}  ${c.type}  ${c.name}  (created ${c.created_at})`,
+    `  redirect URIs: ${c.redirect_uris.join(' ')}`,
+    ...(c.post_logout_redirect_uris.length > 0 ? [`  post-logout redirect URIs: ${c.post_logout_redirect_uris.join(' ')}`] : []),
+    `  scopes: ${c.scopes.join(' ')}`,
+  ].join('\n');
+}
+
+async function client(runtime: Runtime, args: string[], io: Io): Promise<Result> {
+  const [action, ...rest] = args;
+  if (action === 'create') {
+    const parsed = parse(rest, {
+      org: { type: 'string' },
+      name: { type: 'string' },
+      type: { type: 'string' },
+      'redirect-uri': { type: 'string', multiple: true },
+      'post-logout-redirect-uri': { type: 'string', multiple: true },
+      scopes: { type: 'string', multiple: true },
+    });
+    const { values } = parsed;
+    const scopes = spreadList(parsed, 'scopes');
+    noPositionals(scopes.rest);
+    const clientType = required(values, 'type');
+    if (!(CLIENT_TYPES as readonly string[]).includes(clientType)) throw new UsageError('--type must be public or confidential');
+    const redirectUris = list(values, 'redirect-uri');
+    if (redirectUris.length === 0) throw new UsageError('--redirect-uri is required (repeat it for several)');
+    const registered = await write(runtime, (ctx) =>
+      registerClient(
+        runtime.deps,
+        {
+          orgId: integerArg(required(values, 'org'), '--org'),
+          name: required(values, 'name'),
+          clientType: clientType as (typeof CLIENT_TYPES)[number],
+          redirectUris,
+          postLogoutRedirectUris: list(values, 'post-logout-redirect-uri'),
+          // Given but empty stays empty, so the decider refuses it rather than silently defaulting.
+          ...('scopes' in values ? { allowedScopes: scopes.items } : {}),
+        },
+        ctx,
+      ),
+    );
+    const { clientId, clientSecret } = registered;
+    return {
+      json: clientSecret === null ? { client_id: clientId } : { client_id: clientId, client_secret: clientSecret },
+      text:
+        clientSecret === null
+          ? `public OAuth client ${clientId} created`
+          : `confidential OAuth client ${clientId} created; client secret, shown once (only its hash is stored):\n${clientSecret}`,
+    };
+  }
+  if (action === 'list') {
+    const { values, positionals } = parse(rest, { org: { type: 'string' } });
+    noPositionals(positionals);
+    const orgId = integerArg(required(values, 'org'), '--org');
+    const organization = await runtime.deps.handler.load(streams.organization(orgId), organizationDecider);
+    if (organization.state.status === 'absent') throw new NotFoundError(`organization ${orgId} not found`);
+    const rows = await write(runtime, async () => {
+      if (!(await caughtUp(runtime, [READ_MODELS.oauthClients]))) {
+        io.err('guestpass: warning: the oauth_clients read model is behind the log; the list may be incomplete');
+      }
+      // Named columns: the secret hash never leaves the read model through the CLI.
+      return runtime
+        .knex<OAuthClientRow>(READ_MODELS.oauthClients)
+        .where({ org_id: orgId, deleted: false })
+        .orderBy([{ column: 'created_at' }, { column: 'client_id' }])
+        .select('client_id', 'name', 'client_type', 'redirect_uris', 'post_logout_redirect_uris', 'allowed_scopes', 'created_at');
+    });
+    const clients = rows.map(clientToJson);
+    return {
+      json: { clients },
+      text: clients.length === 0 ? `organization ${orgId} has no OAuth clients` : clients.map(clientToText).join('\n'),
+    };
+  }
+  if (action === 'delete') {
+    const { values, positionals } = parse(rest, { org: { type: 'string' }, client: { type: 'string' } });
+    noPositionals(positionals);
+    const orgId = integerArg(required(values, 'org'), '--org');
+    const clientId = required(values, 'client');
+    await write(runtime, (ctx) => deleteClient(runtime.deps, { orgId, clientId }, ctx));
+    return { json: { client_id: clientId, deleted: true }, text: `OAuth client ${clientId} deleted` };
+  }
+  throw new UsageError('client create|list|delete');
+}
+
+async function keys(runtime: Runtime, args: string[], config: Config): Promise<Result> {
+  const [action, ...rest] = args;
+  if (action !== 'rotate') throw new UsageError('keys rotate');
+  noPositionals(parse(rest, {}).positionals);
+  const { signingKeys } = await runtime.oauth(defaultBaseUrl(config, config.port));
+  try {
+    // Opening the current key first proves this KEK is the service's: a key sealed under another
+    // one would leave the service unable to sign.
+    await signingKeys.current();
+  } catch (error) {
+    if (!(error instanceof KeyEncryptionKeyError)) throw error;
+    throw new ConfigError(`the key-encryption key does not open the current signing key (${error.message}); use the service's OAUTH_KEY_ENCRYPTION_KEY or GUESTPASS_DATA_DIR`);
+  }
+  let rotated: Awaited<ReturnType<typeof signingKeys.rotate>>;
+  try {
+    rotated = await signingKeys.rotate();
+  } catch (error) {
+    if (error instanceof SigningKeyRotationConflict) throw new ConflictError(error.message);
+    throw error;
+  }
+  const retiresAt = rotated.retireAfter.toISOString();
+  return {
+    json: { kid: rotated.kid, previous_kid: rotated.previousKid, previous_retires_at: retiresAt },
+    text:
+      `signing key ${rotated.kid} now signs new tokens\n` +
+      `previous key ${rotated.previousKid} stays in the JWKS until ${retiresAt}, when every token it signed has expired`,
+  };
+}
+
+async function invite(runtime: Runtime, args: string[]): Promise<Result> {
+  const [action, ...rest] = args;
+  if (action !== 'create') throw new UsageError('invite create --org ORG --email E [--role R]');
+  const { values, positionals } = parse(rest, { org: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } });
+  noPositionals(positionals);
+  const orgId = integerArg(required(values, 'org'), '--org');
+  const email = required(values, 'email');
+  const offered = optional(values, 'role');
+  const invitation = await write(runtime, async (ctx) => {
+    // The invitee is matched against the users read model: let it hold every user added so far.
+    await caughtUp(runtime, [READ_MODELS.users]);
+    return createInvitation(runtime.deps, { orgId, email, role: offered === undefined ? null : role(offered) }, ctx);
+  });
+  return {
+    json: { invite_id: invitation.inviteId, email: invitation.email, role: invitation.role, status: 'pending' },
+    text:
+      `invitation ${invitation.inviteId} for ${invitation.email}` +
+      (invitation.role ? ` (role ${invitation.role})` : '') +
+      (invitation.userId !== null ? `, addressed to user ${invitation.userId}` : '') +
+      ' is pending',
+  };
+}
+
 async function projections(runtime: Runtime, args: string[], json: boolean): Promise<Result> {
   const [action, ...rest] = args;
   const deps = { knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger: quietLogger };
@@ -268,6 +444,9 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
       user: (r) => user(r, rest),
       facility: (r) => facility(r, rest),
       apikey: (r) => apikey(r, rest),
+      client: (r) => client(r, rest, io),
+      keys: (r) => keys(r, rest, config),
+      invite: (r) => invite(r, rest),
       projections: (r) => projections(r, rest, json),
       events: async (r) => {
         await events(r, rest, io);
@@ -281,9 +460,14 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
     if (result) io.out(json ? JSON.stringify(result.json) : result.text);
     return 0;
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    // A validation error's details say which value broke which rule (e.g. each bad redirect URI).
+    const details = error instanceof ValidationError && error.details.length > 0 ? error.details : null;
+    const message = (error instanceof Error ? error.message : String(error)) + (details ? `: ${details.join('; ')}` : '');
     const code = error instanceof UsageError ? 2 : 1;
-    if (json) io.out(JSON.stringify({ error: error instanceof DomainError ? error.code : error instanceof UsageError ? 'usage' : error instanceof ConfigError ? 'config' : 'failed', message }));
+    if (json) {
+      const kind = error instanceof DomainError ? error.code : error instanceof UsageError ? 'usage' : error instanceof ConfigError ? 'config' : 'failed';
+      io.out(JSON.stringify({ error: kind, message, ...(details ? { details } : {}) }));
+    }
     else io.err(`guestpass: ${message}`);
     if (!(error instanceof DomainError || error instanceof UsageError || error instanceof ConfigError)) {
       io.err((error as Error)?.stack ?? '');

@@ -8,6 +8,7 @@ const SEQUENCES: Readonly<Record<IdKind, string>> = {
   facility: 'facility_id_seq',
   user: 'user_id_seq',
   pass: 'pass_id_seq',
+  invitation: 'invitation_id_seq', // migration 006
 };
 
 /** Far above a batch of passes; a guard against a runaway count, not a business rule. */
