@@ -13,6 +13,7 @@ import { ORG_SCOPES } from '../shared/domain/events.js';
 import type { CommandContext } from '../shared/event-store/command-handler.js';
 import { RateLimiter } from '../shared/http/rate-limit.js';
 import { mountGateway } from '../shared/http/gateway.js';
+import { USER_API_RATE_LIMIT } from '../shared/auth/access-token-auth.js';
 import { createCommandApp } from '../command-service/app.js';
 import { createQueryApp } from '../query-service/app.js';
 import { ProjectionRunner } from '../projections/runner.js';
@@ -75,12 +76,14 @@ export async function startEmbedded(config: Config, logger: Logger) {
   await oauth.signingKeys.current(); // the first start generates the signing key now, not on the first sign-in
 
   const orgApiRateLimiter = new RateLimiter('org-api');
-  const commandApp = createCommandApp({ ...runtime.deps, logger, config, orgApiRateLimiter, oauth });
+  const userApiRateLimiter = new RateLimiter('user-api', USER_API_RATE_LIMIT);
+  const commandApp = createCommandApp({ ...runtime.deps, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth });
   const queryApp = createQueryApp({
     db: runtime.knex,
     logger,
     config: { trustProxy: config.trustProxy, pageCursorSecret: await pageCursorSecret(config) },
     orgApiRateLimiter,
+    userApiRateLimiter,
     oauth,
   });
   server.on('request', mountGateway(commandApp, queryApp));

@@ -23,13 +23,15 @@ export interface CommandAppDeps extends CommandDeps {
    * run in one process, so the two count as one bucket; omitted = one of its own.
    */
   readonly orgApiRateLimiter?: RateLimiter;
+  /** The user-delegated API's per-user bucket; share it with the query app in one process. */
+  readonly userApiRateLimiter?: RateLimiter;
 }
 
 export function createCommandApp(deps: CommandAppDeps): Koa<HttpState> {
   const { trustProxy } = deps.config;
   const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter });
   app.use(orgPassRoutes(deps, { trustProxy }).routes());
-  app.use(userPassRoutes(deps, { trustProxy }).routes());
+  app.use(userPassRoutes(deps, { trustProxy, rateLimiter: deps.userApiRateLimiter }).routes());
   app.use(oauthProtocolRoutes(deps, { trustProxy }).routes());
   app.use(signInRoutes(deps, { trustProxy }).routes());
   return app;

@@ -20,7 +20,7 @@ export const invitationsProjection: Projection<InvitationRow> = {
     return {
       invite_id: d.inviteId,
       org_id: d.orgId,
-      email: d.email,
+      email: d.email.toLowerCase(),
       user_id: d.userId,
       role: d.role,
       status: 'pending',

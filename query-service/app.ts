@@ -30,6 +30,8 @@ export interface QueryAppDeps {
   readonly oauth: Pick<OAuthServices, 'issuer' | 'verificationKeys'>;
   /** Shared with the command app when both run in one process (one organization API bucket). */
   readonly orgApiRateLimiter?: RateLimiter;
+  /** The user-delegated API's per-user bucket; shared with the command app in one process. */
+  readonly userApiRateLimiter?: RateLimiter;
 }
 
 export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
@@ -54,6 +56,6 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
   const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter });
   app.use(publicRoutes.routes());
   app.use(org.routes());
-  app.use(userRoutes({ db: deps.db, cursor, oauth: deps.oauth, trustProxy }).routes());
+  app.use(userRoutes({ db: deps.db, cursor, oauth: deps.oauth, trustProxy, rateLimiter: deps.userApiRateLimiter }).routes());
   return app;
 }

@@ -10,7 +10,7 @@ import { jsonBody } from '../../shared/http/json-body.js';
 import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
 import type { CommandDeps } from '../command-deps.js';
-import { createPasses } from '../passes/create-passes.js';
+import { createPasses, type IssuedPass } from '../passes/create-passes.js';
 import { revokePass } from '../passes/revoke-pass.js';
 
 export interface PassCreateResponse {
@@ -36,6 +36,25 @@ function commandContext(ctx: HttpContext, principal: ApiKeyPrincipal, now: Date)
   return { correlationId: ctx.state.requestId, causationId: null, actor: actorOf(principal), now };
 }
 
+/** The 201 body of both creates (organization and user-delegated). */
+export function passCreateResponse(passes: readonly IssuedPass[]): PassCreateResponse {
+  const first = passes[0];
+  if (!first) throw new Error('createPasses returned no pass');
+  return {
+    success: true,
+    id: first.passId,
+    public_id: first.publicId,
+    qr_value: first.qrValue,
+    qr_values: passes.map((p) => p.qrValue),
+    quantity: passes.length,
+    // Delivery (email, SMS, the batch's pass link) is a later issue: nothing is sent yet.
+    qr_sent: false,
+    sms_sent: false,
+    pass_link: null,
+    message: passes.length === 1 ? 'guest pass created' : `${passes.length} guest passes created`,
+  };
+}
+
 export function orgPassRoutes(deps: CommandDeps, options: { trustProxy: boolean }): Router<HttpState> {
   const router = new Router<HttpState>({ prefix: '/api/v1/org' });
   const authenticate = apiKeyAuth({ db: deps.db, trustProxy: options.trustProxy });
@@ -55,23 +74,8 @@ export function orgPassRoutes(deps: CommandDeps, options: { trustProxy: boolean 
         { orgId: principal.orgId, userId: principal.userId, request },
         commandContext(ctx, principal, now),
       );
-      const first = passes[0];
-      if (!first) throw new Error('createPasses returned no pass');
-      const body: PassCreateResponse = {
-        success: true,
-        id: first.passId,
-        public_id: first.publicId,
-        qr_value: first.qrValue,
-        qr_values: passes.map((p) => p.qrValue),
-        quantity: passes.length,
-        // Delivery (email, SMS, the batch's pass link) is a later issue: nothing is sent yet.
-        qr_sent: false,
-        sms_sent: false,
-        pass_link: null,
-        message: passes.length === 1 ? 'guest pass created' : `${passes.length} guest passes created`,
-      };
       ctx.status = 201;
-      ctx.body = body;
+      ctx.body = passCreateResponse(passes);
     },
   );
 

@@ -1,8 +1,99 @@
-// POST /api/v1/passes and DELETE /api/v1/passes/{public_id}: the user-delegated writes.
+// POST /api/v1/passes and DELETE /api/v1/passes/{public_id}: the user-delegated writes, with an
+// OAuth access token (scope passes:write, organization role self_invite). Passes are attributed to
+// and counted against the signed-in user; only the user's own passes can be revoked (another
+// user's is 404). Body, validation, allowance and errors are those of the organization create.
+//
+// The token's standing is read from the authoritative streams, not the read models: a revoked
+// family, a revoked role or a deleted user is refused by the very next write, with no projection
+// lag (the event store is what the write is decided on anyway).
 import Router from '@koa/router';
-import type { HttpState } from '../../shared/http/http-state.js';
+import { parseCreatePassRequest } from '../../shared/domain/pass-request.js';
+import { streams } from '../../shared/domain/events.js';
+import { userDecider } from '../../shared/domain/user-decider.js';
+import { accessTokenAuth, userPrincipal, type TokenAccounts, type TokenRevocations } from '../../shared/auth/access-token-auth.js';
+import { actorOf, type UserPrincipal } from '../../shared/auth/principal.js';
+import { jsonBody } from '../../shared/http/json-body.js';
+import type { RateLimiter } from '../../shared/http/rate-limit.js';
+import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
+import type { CommandContext, CommandHandler } from '../../shared/event-store/command-handler.js';
+import type { ClientDirectory } from '../../shared/oauth/client-decider.js';
+import { oauthStreams } from '../../shared/oauth/oauth-events.js';
+import { tokenFamilyDecider } from '../../shared/oauth/token-family-decider.js';
 import type { CommandAppDeps } from '../app.js';
+import { createPasses } from '../passes/create-passes.js';
+import { revokePass } from '../passes/revoke-pass.js';
+import { passCreateResponse } from './org-pass-routes.js';
 
-export function userPassRoutes(_deps: CommandAppDeps, _options: { trustProxy: boolean }): Router<HttpState> {
-  return new Router<HttpState>();
+export interface UserPassRoutesOptions {
+  readonly trustProxy: boolean;
+  /**
+   * The per-user bucket (120 per minute). Pass the query app's instance when both run in one
+   * process, so reads and writes count as one bucket; omitted = one of its own.
+   */
+  readonly rateLimiter?: RateLimiter;
+}
+
+/** Revocation as the token family's stream says it: TokenFamilyRevoked is there the moment it is appended. */
+export function streamRevocations(handler: CommandHandler): TokenRevocations {
+  return {
+    async isRevoked(familyId) {
+      const { state } = await handler.load(oauthStreams.tokenFamily(familyId), tokenFamilyDecider);
+      return state.status === 'revoked';
+    },
+  };
+}
+
+/** The user from their stream (roles as of the last event); the client from the client directory. */
+export function streamAccounts(handler: CommandHandler, clients: ClientDirectory): TokenAccounts {
+  return {
+    async clientOrgId(clientId) {
+      return (await clients.findClient(clientId))?.orgId ?? null;
+    },
+    async user(userId) {
+      const { state } = await handler.load(streams.user(userId), userDecider);
+      return state.status === 'absent' ? null : { orgId: state.orgId, roles: state.roles };
+    },
+  };
+}
+
+function commandContext(ctx: HttpContext, principal: UserPrincipal, now: Date): CommandContext {
+  return { correlationId: ctx.state.requestId, causationId: null, actor: actorOf(principal), now };
+}
+
+export function userPassRoutes(deps: CommandAppDeps, options: UserPassRoutesOptions): Router<HttpState> {
+  const router = new Router<HttpState>({ prefix: '/api/v1' });
+  const access = accessTokenAuth({
+    issuer: deps.oauth.issuer,
+    verificationKeys: deps.oauth.verificationKeys,
+    revocations: streamRevocations(deps.handler),
+    accounts: streamAccounts(deps.handler, deps.oauth.clients),
+    rateLimiter: options.rateLimiter,
+  });
+  const authorizeWrite = access('passes:write');
+
+  // Authentication before the body is read: an unauthenticated body is never parsed.
+  router.post('/passes', authorizeWrite, jsonBody(), async (ctx) => {
+    const principal = userPrincipal(ctx);
+    const now = new Date();
+    const request = parseCreatePassRequest(ctx.request.body, now);
+    const { passes } = await createPasses(
+      deps,
+      { orgId: principal.orgId, userId: principal.userId, request },
+      commandContext(ctx, principal, now),
+    );
+    ctx.status = 201;
+    ctx.body = passCreateResponse(passes);
+  });
+
+  router.delete('/passes/:public_id', authorizeWrite, async (ctx) => {
+    const principal = userPrincipal(ctx);
+    const { publicId } = await revokePass(
+      deps,
+      { orgId: principal.orgId, publicId: ctx.params.public_id ?? '', createdBy: principal.userId },
+      commandContext(ctx, principal, new Date()),
+    );
+    ctx.body = { success: true, public_id: publicId, revoked: true };
+  });
+
+  return router;
 }

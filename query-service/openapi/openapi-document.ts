@@ -14,6 +14,7 @@ import {
   rateLimitErrorSchema,
   revokeResponseSchema,
 } from '../../shared/http/api-schemas.js';
+import { userApiPaths, userApiSchemas, userApiSecuritySchemes } from './user-api-openapi.js';
 import type { JsonSchema } from '../../shared/http/schema-validation.js';
 import { listPassesQuerySchema } from '../org-passes/list-org-passes.js';
 
@@ -60,11 +61,12 @@ export function buildOpenApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: {
-      title: 'Guest-pass service: organization API',
+      title: 'Guest-pass service: organization API and user-delegated API',
       version: OPENAPI_VERSION,
       description:
-        'Organization-level server-to-server API. Authenticate with an organization API key (`svc_sk_...`) as ' +
-        '`Authorization: Bearer` or `X-API-Key`. Every response carries `Cache-Control: no-store`. Business errors ' +
+        'Organization-level server-to-server API (`/api/v1/org/*`): authenticate with an organization API key ' +
+        '(`svc_sk_...`) as `Authorization: Bearer` or `X-API-Key`. User-delegated API (`/api/v1/passes`, ' +
+        '`/api/v1/invites`, `/api/oauth/userinfo`): an OAuth access token as `Authorization: Bearer`. Every response carries `Cache-Control: no-store`. Business errors ' +
         'are `{success: false, error, code}`; clients branch on `code`. Unknown body fields and unknown query ' +
         'parameters are rejected with 400.',
     },
@@ -143,11 +145,13 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           responses: { 200: { description: 'OpenAPI 3.1 document.', content: json({ type: 'object' }) } },
         },
       },
+      ...userApiPaths(),
     },
     components: {
       securitySchemes: {
         apiKeyBearer: { type: 'http', scheme: 'bearer', bearerFormat: 'svc_sk_<secret>', description: 'Organization API key.' },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Organization API key.' },
+        ...userApiSecuritySchemes,
       },
       schemas: {
         CreatePassRequest: createPassRequestSchema as JsonSchema,
@@ -161,6 +165,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         BusinessError: businessErrorSchema,
         QuotaError: quotaErrorSchema,
         RateLimitError: rateLimitErrorSchema,
+        ...userApiSchemas,
       },
     },
   };

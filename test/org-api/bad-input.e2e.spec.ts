@@ -28,7 +28,7 @@ describe('organization API: bad input', function () {
       ['POST', '/api/v1/org/facilities'],
       ['DELETE', '/api/v1/org/facilities'],
       ['GET', '/api/v2/org/passes'],
-      ['GET', '/'],
+      ['GET', '/nothing-here'],
     ] as const) {
       const res = await stack.request(method, path, { apiKey: tenant.apiKey });
       expect(res.status, `${method} ${path}`).to.equal(404);

@@ -30,6 +30,7 @@ import { createApiKey } from '../../command-service/api-keys/create-api-key.js';
 import { revokeApiKey } from '../../command-service/api-keys/revoke-api-key.js';
 import { registerClient, type RegisterClientInput } from '../../command-service/oauth-clients/register-client.js';
 import { OAUTH_SCOPES } from '../../shared/oauth/scopes.js';
+import { USER_API_RATE_LIMIT } from '../../shared/auth/access-token-auth.js';
 import { createOAuthServices, type FederationConfig, type OAuthServices } from '../../shared/oauth/oauth-services.js';
 
 /** One key-encryption key for every test stack (a test KEK, never used outside tests). */
@@ -38,6 +39,10 @@ const STACK_KEK = Buffer.alloc(32, 7);
 export interface ServeOptions {
   /** Overrides of the organization API rate limit (tests default to a limit they never reach). */
   readonly rateLimit?: Partial<RateLimitPolicy>;
+  /** Overrides of the user-delegated API's per-user limit (default: one the tests never reach). */
+  readonly userRateLimit?: Partial<RateLimitPolicy>;
+  /** The issuer (default: this gateway's own address); another gateway of the same deployment shares it. */
+  readonly issuer?: string;
   readonly trustProxy?: boolean;
   /** Signs page cursors (default: a random key per gateway). */
   readonly pageCursorSecret?: string;
@@ -181,10 +186,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // Listen first: the issuer is the server's own address.
     const { server, baseUrl } = await listen();
     const federation = typeof serveOptions.federation === 'function' ? await serveOptions.federation(baseUrl) : (serveOptions.federation ?? null);
-    const oauth = createOAuthServices(db, databaseUrl, { issuer: baseUrl, kek: STACK_KEK, federation });
+    const oauth = createOAuthServices(db, databaseUrl, { issuer: serveOptions.issuer ?? baseUrl, kek: STACK_KEK, federation });
     oauthServices.add(oauth);
-    const commandApp = createCommandApp({ ...deps, logger, config, orgApiRateLimiter, oauth });
-    const queryApp = createQueryApp({ db, logger, config, orgApiRateLimiter, oauth });
+    const userApiRateLimiter = new RateLimiter('user-api', { ...USER_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.userRateLimit });
+    const commandApp = createCommandApp({ ...deps, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth });
+    const queryApp = createQueryApp({ db, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth });
     server.on('request', mountGateway(commandApp, queryApp));
     servers.add(server);
     return {
