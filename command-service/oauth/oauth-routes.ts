@@ -1,8 +1,49 @@
 // The OAuth protocol endpoints of the command service: discovery, JWKS, token, introspect, revoke.
+// (Authorize, sign-in, consent and logout are the browser-facing side: command-service/sign-in.)
 import Router from '@koa/router';
 import type { HttpState } from '../../shared/http/http-state.js';
+import type { RateLimitPolicy } from '../../shared/http/rate-limit.js';
+import { OAUTH_PATHS } from '../../shared/oauth/discovery.js';
 import type { CommandAppDeps } from '../app.js';
+import { CoalescingClientDirectory } from './coalescing-client-directory.js';
+import { discoveryRoutes } from './discovery-routes.js';
+import { introspectEndpoint } from './introspect.js';
+import type { ProtocolDeps } from './protocol-deps.js';
+import { protocolErrors } from './protocol-errors.js';
+import { corsPreflight, protocolHeaders } from './protocol-headers.js';
+import { revokeEndpoint } from './revoke.js';
+import { tokenEndpoint } from './token-endpoint.js';
+import { tokenEndpointRateLimiter } from './token-rate-limit.js';
 
-export function oauthProtocolRoutes(_deps: CommandAppDeps, _options: { trustProxy: boolean }): Router<HttpState> {
-  return new Router<HttpState>();
+export interface OAuthProtocolRouteOptions {
+  readonly trustProxy: boolean;
+  /** Overrides of the token endpoint's per-IP limit (TOKEN_ENDPOINT_RATE_LIMIT), for benchmarks and tests. */
+  readonly tokenRateLimit?: Partial<RateLimitPolicy>;
+  /** How long a found client is reused by client authentication (DEFAULT_CLIENT_MAX_AGE_MS; 0 = never). */
+  readonly clientMaxAgeMs?: number;
+}
+
+export function oauthProtocolRoutes(appDeps: CommandAppDeps, options: OAuthProtocolRouteOptions): Router<HttpState> {
+  const router = new Router<HttpState>();
+  router.use(discoveryRoutes(appDeps.oauth).routes());
+
+  const { issuer, signingKeys, verificationKeys } = appDeps.oauth;
+  const clients = new CoalescingClientDirectory(appDeps.oauth.clients, { maxAgeMs: options.clientMaxAgeMs });
+  const deps: ProtocolDeps = { handler: appDeps.handler, oauth: { issuer, clients, signingKeys, verificationKeys } };
+
+  // Browser apps (public clients) call token and revoke directly: CORS-open, no cookies.
+  // Introspection is for confidential clients, i.e. backends: no CORS.
+  const cors = protocolHeaders({ cors: true });
+  const limiter = tokenEndpointRateLimiter(options.tokenRateLimit);
+
+  const errors = protocolErrors();
+
+  router.options(OAUTH_PATHS.token, cors, corsPreflight());
+  router.post(OAUTH_PATHS.token, cors, errors, limiter.middleware({ trustProxy: options.trustProxy }), tokenEndpoint(deps));
+
+  router.post(OAUTH_PATHS.introspect, protocolHeaders({ cors: false }), errors, introspectEndpoint(deps));
+
+  router.options(OAUTH_PATHS.revoke, cors, corsPreflight());
+  router.post(OAUTH_PATHS.revoke, cors, errors, revokeEndpoint(deps));
+  return router;
 }

@@ -1,0 +1,106 @@
+// POST /api/oauth/introspect (RFC 7662), for confidential clients only (spec).
+//
+// A client learns about its own tokens only: any token that is not active, not ours, or issued to
+// another client reads exactly `{"active": false}` (RFC 7662 §2.2), so the answer never tells a
+// caller whether someone else's token exists.
+//
+// Access tokens are verified offline (signature, typ at+jwt, issuer, audience, expiry; see
+// access-token-verifier.ts for why a verification is remembered) and then
+// their family is read from its stream, the authoritative record of revocation (the read model
+// may lag behind a revocation that just happened). Refresh tokens are active while they are their
+// family's current token and the family is live.
+import type { HttpMiddleware } from '../../shared/http/http-state.js';
+import { authenticateClient } from '../../shared/oauth/client-auth.js';
+import type { OAuthClient } from '../../shared/oauth/client-decider.js';
+import { oauthStreams } from '../../shared/oauth/oauth-events.js';
+import { digestsEqual, isFamilyId, parseRefreshToken } from '../../shared/oauth/opaque-credentials.js';
+import { formatScope } from '../../shared/oauth/scopes.js';
+import { tokenFamilyDecider, type TokenFamilyState } from '../../shared/oauth/token-family-decider.js';
+import { accessTokenAudience } from '../../shared/oauth/tokens.js';
+import { AccessTokenVerifier } from './access-token-verifier.js';
+import { eventLoopTurn } from './event-loop-turn.js';
+import { readFormBody, requiredParameter } from './form-body.js';
+import type { ProtocolDeps } from './protocol-deps.js';
+import { subjectOf } from './token/token-response.js';
+
+export type IntrospectionResponse =
+  | { readonly active: false }
+  | {
+      readonly active: true;
+      readonly scope: string;
+      readonly client_id: string;
+      readonly sub: string;
+      readonly exp: number;
+      /** Access tokens only: the family does not record when its current refresh token was issued. */
+      readonly iat?: number;
+      readonly token_type: 'Bearer' | 'refresh_token';
+      readonly iss: string;
+      readonly aud?: string;
+      readonly jti?: string;
+    };
+
+const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
+
+const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+
+export function introspectEndpoint(deps: ProtocolDeps): HttpMiddleware {
+  const { issuer } = deps.oauth;
+  const accessTokens = new AccessTokenVerifier(deps.oauth.verificationKeys, { issuer, audience: accessTokenAudience(issuer) });
+
+  const loadFamily = async (familyId: string): Promise<TokenFamilyState> => {
+    await eventLoopTurn();
+    return (await deps.handler.load(oauthStreams.tokenFamily(familyId), tokenFamilyDecider)).state;
+  };
+
+  async function introspectRefreshToken(token: string, client: OAuthClient, now: Date): Promise<IntrospectionResponse> {
+    const parsed = parseRefreshToken(token);
+    if (parsed === null) return INACTIVE;
+    const family = await loadFamily(parsed.familyId);
+    if (family.status !== 'active' || family.grant.clientId !== client.clientId) return INACTIVE;
+    // Spent tokens are not active: only the family's current one may be presented.
+    if (family.currentTokenHash === null || !digestsEqual(family.currentTokenHash, parsed.hash)) return INACTIVE;
+    if (now.getTime() >= Date.parse(family.grant.expiresAt)) return INACTIVE;
+    return {
+      active: true,
+      scope: formatScope(family.grant.scopes),
+      client_id: family.grant.clientId,
+      sub: subjectOf(family.grant.userId),
+      exp: seconds(family.grant.expiresAt),
+      token_type: 'refresh_token',
+      iss: issuer,
+    };
+  }
+
+  async function introspectAccessToken(token: string, client: OAuthClient): Promise<IntrospectionResponse> {
+    const claims = await accessTokens.verify(token);
+    if (claims === null) return INACTIVE;
+    // Foreign tokens are settled before any read.
+    if (claims.client_id !== client.clientId || !isFamilyId(claims.family_id)) return INACTIVE;
+    const family = await loadFamily(claims.family_id);
+    if (family.status !== 'active') return INACTIVE;
+    return {
+      active: true,
+      scope: claims.scope,
+      client_id: claims.client_id,
+      sub: claims.sub,
+      exp: claims.exp,
+      iat: claims.iat,
+      token_type: 'Bearer',
+      iss: claims.iss,
+      aud: claims.aud,
+      jti: claims.jti,
+    };
+  }
+
+  return async function introspect(ctx) {
+    const form = await readFormBody(ctx);
+    const { client } = await authenticateClient(ctx.get('authorization') || undefined, form, deps.oauth.clients, {
+      confidentialOnly: true,
+    });
+    const token = requiredParameter(form, 'token');
+    // token_type_hint (RFC 7662 §2.1) is not needed: the two kinds cannot be mistaken for each other.
+    const now = new Date();
+    ctx.status = 200;
+    ctx.body = parseRefreshToken(token) !== null ? await introspectRefreshToken(token, client, now) : await introspectAccessToken(token, client);
+  };
+}

@@ -1,0 +1,73 @@
+// grant_type=refresh_token (RFC 6749 §6, RFC 9700 §4.14.2, OpenID Connect Core §12.2).
+//
+// Every refresh rotates: the presented token is spent and a new one returned. The rotation is one
+// append on the family's stream with the revision the decider saw, so of two refreshes of one
+// token only one can rotate; presenting a spent token (a replay, or the loser of such a race)
+// makes the decider revoke the whole family, and the caller gets invalid_grant.
+import type { CommandContext } from '../../../shared/event-store/command-handler.js';
+import type { FormParameters } from '../../../shared/oauth/client-auth.js';
+import type { OAuthClient } from '../../../shared/oauth/client-decider.js';
+import { InvalidGrant } from '../../../shared/oauth/oauth-errors.js';
+import { oauthStreams } from '../../../shared/oauth/oauth-events.js';
+import { newRefreshToken, parseRefreshToken } from '../../../shared/oauth/opaque-credentials.js';
+import { assertRotated, refreshedScopes, tokenFamilyDecider } from '../../../shared/oauth/token-family-decider.js';
+import { eventLoopTurn } from '../event-loop-turn.js';
+import { optionalParameter, requiredParameter } from '../form-body.js';
+import type { ProtocolDeps } from '../protocol-deps.js';
+import { mintTokens, tokenResponse, type TokenResponse } from './token-response.js';
+
+export async function refreshAccessToken(
+  deps: ProtocolDeps,
+  client: OAuthClient,
+  form: FormParameters,
+  ctx: CommandContext,
+): Promise<TokenResponse> {
+  const presented = requiredParameter(form, 'refresh_token');
+  const scope = optionalParameter(form, 'scope');
+
+  // Not of our form: names no family, so nothing is read and nothing can be revoked.
+  const parsed = parseRefreshToken(presented);
+  if (parsed === null) throw new InvalidGrant();
+  const { familyId, hash } = parsed;
+  const next = newRefreshToken(familyId);
+  const stream = oauthStreams.tokenFamily(familyId);
+
+  // The decider checks client, spent/current token, expiry and scope (invalid_scope on widening).
+  // The grant to mint from is the family's, unchanged by rotation: loaded alongside, one round trip
+  // (shared with the other requests of this event-loop turn).
+  await eventLoopTurn();
+  const [family, rotation] = await Promise.all([
+    deps.handler.load(stream, tokenFamilyDecider),
+    deps.handler.handle(
+      stream,
+      tokenFamilyDecider,
+      {
+        type: 'RotateRefreshToken',
+        data: { familyId, clientId: client.clientId, presentedTokenHash: hash, newTokenHash: next.hash, scope, now: ctx.now.toISOString() },
+      },
+      ctx,
+    ),
+  ]);
+  assertRotated(rotation.events);
+  const grant = family.state.status === 'absent' ? null : family.state.grant;
+  // Rotated implies started; guards a bug only.
+  if (grant === null) throw new InvalidGrant();
+
+  const scopes = refreshedScopes(grant, scope);
+  const minted = await mintTokens(
+    deps.oauth,
+    {
+      familyId,
+      clientId: grant.clientId,
+      userId: grant.userId,
+      scopes,
+      authTime: grant.authTime,
+      amr: grant.amr,
+      sid: grant.sid,
+      nonce: null,
+      expiresAt: grant.expiresAt,
+    },
+    ctx.now,
+  );
+  return tokenResponse(minted, scopes, next.value);
+}
