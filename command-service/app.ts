@@ -3,7 +3,7 @@
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import type Koa from 'koa';
-import type { RateLimiter } from '../shared/http/rate-limit.js';
+import type { RateLimiter, RateLimitPolicy } from '../shared/http/rate-limit.js';
 import { createServiceApp } from '../shared/http/service-app.js';
 import type { HttpState } from '../shared/http/http-state.js';
 import type { CommandDeps } from './command-deps.js';
@@ -25,6 +25,8 @@ export interface CommandAppDeps extends CommandDeps {
   readonly orgApiRateLimiter?: RateLimiter;
   /** The user-delegated API's per-user bucket; share it with the query app in one process. */
   readonly userApiRateLimiter?: RateLimiter;
+  /** Overrides of the token endpoint's per-IP limit (benchmarks and tests raise it). */
+  readonly oauthTokenRateLimit?: Partial<RateLimitPolicy>;
 }
 
 export function createCommandApp(deps: CommandAppDeps): Koa<HttpState> {
@@ -32,7 +34,7 @@ export function createCommandApp(deps: CommandAppDeps): Koa<HttpState> {
   const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter });
   app.use(orgPassRoutes(deps, { trustProxy }).routes());
   app.use(userPassRoutes(deps, { trustProxy, rateLimiter: deps.userApiRateLimiter }).routes());
-  app.use(oauthProtocolRoutes(deps, { trustProxy }).routes());
+  app.use(oauthProtocolRoutes(deps, { trustProxy, tokenRateLimit: deps.oauthTokenRateLimit }).routes());
   app.use(signInRoutes(deps, { trustProxy }).routes());
   return app;
 }

@@ -49,7 +49,9 @@ export interface RunnerOptions {
   readonly batchSize?: number;
   /** Rebuild, in the background, projections whose stored version is not the code's (default true). */
   readonly rebuildStale?: boolean;
-  /** Called after each committed batch with the projections it moved (the in-process fast path). */
+  /** How long batches no projection handles may go uncommitted (default 250 ms). */
+  readonly irrelevantCheckpointIntervalMs?: number;
+  /** Called after each batch with the projections it moved (the in-process fast path). */
   readonly onProgress?: (progress: readonly ProjectionProgress[]) => void;
   readonly retry?: { readonly initialMs?: number; readonly maxMs?: number };
   /** Test seam: runs inside each batch's transaction just before COMMIT; throwing aborts the batch. */
@@ -83,6 +85,13 @@ class Stopped extends Error {
 }
 
 const DEFAULT_BATCH_SIZE = 1000;
+/**
+ * A batch no live projection handles (token rotations, codes, sessions: most of the log under
+ * sign-in load) changes no row, so it skips the transaction and only moves the positions in
+ * memory; the stored checkpoints catch up with the next committed batch, at least this often.
+ * A crash before then re-reads those events, which changes nothing either.
+ */
+const DEFAULT_IRRELEVANT_CHECKPOINT_INTERVAL_MS = 250;
 
 export class ProjectionRunner {
   private readonly projections: readonly AnyProjection[];
@@ -95,6 +104,9 @@ export class ProjectionRunner {
   private subscriptionId = 0;
   /** The position the current subscription has delivered up to (its batches follow it). */
   private after: Position | null = null;
+  /** Set while batches were skipped without a commit: the stored checkpoints are at least this. */
+  private storedAtLeast: Position | null = null;
+  private lastCommitAt = 0;
   private batches = 0;
   private subscriptionFailures = 0;
   private restartTimer: NodeJS.Timeout | null = null;
@@ -154,6 +166,12 @@ export class ProjectionRunner {
     if (this.stopping || this.subscription) return;
     const live = this.live();
     if (live.length === 0) return;
+    if (this.storedAtLeast) {
+      // Skipped batches moved the positions past the stored checkpoints: follow again from where
+      // those are known to be (re-reading only events no projection handles).
+      for (const t of live) if (comparePositions(t.position, this.storedAtLeast) > 0) t.position = this.storedAtLeast;
+      this.storedAtLeast = null;
+    }
     const after = live.map((t) => t.position).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
     const id = ++this.subscriptionId;
     this.after = after;
@@ -236,6 +254,15 @@ export class ProjectionRunner {
     const last = events.at(-1)?.position;
     const after = this.after;
     if (live.length === 0 || !last || !after) return;
+    const handled = events.some((e) => live.some((t) => (t.projection.handles as readonly string[]).includes(e.type)));
+    const interval = this.options.irrelevantCheckpointIntervalMs ?? DEFAULT_IRRELEVANT_CHECKPOINT_INTERVAL_MS;
+    if (!handled && Date.now() - this.lastCommitAt < interval) {
+      this.storedAtLeast ??= after;
+      const moved = live.filter((t) => comparePositions(last, t.position) > 0).map((t) => ({ name: t.projection.name, position: last }));
+      for (const t of live) if (comparePositions(last, t.position) > 0) t.position = last;
+      this.reportProgress(moved);
+      return;
+    }
     const opensGuests = live.some((t) => t.projection.opensGuestData && t.projection.handles.includes('PassCreated'));
     // Outside the transaction: the key store is another round trip that needs no row lock.
     const opened = await openGuestData(events, this.deps.subjectKeys, { open: opensGuests });
@@ -261,7 +288,7 @@ export class ProjectionRunner {
           versionChanged.push({ tracked: t, version: checkpoint.version });
           continue;
         }
-        if (comparePositions(checkpoint.position, after) < 0) {
+        if (comparePositions(checkpoint.position, this.storedAtLeast ?? after) < 0) {
           // Someone moved the checkpoint back: events between it and this batch were never read.
           t.position = checkpoint.position;
           throw new Resubscribe(`checkpoint of ${name} moved back to ${positionToString(checkpoint.position)}`);
@@ -290,6 +317,8 @@ export class ProjectionRunner {
       return { reached, moved, versionChanged };
     });
 
+    this.storedAtLeast = null;
+    this.lastCommitAt = Date.now();
     for (const [name, position] of outcome.reached) this.tracked.get(name)!.position = position;
     for (const { tracked, version } of outcome.versionChanged) {
       // Another process rebuilt it with other code: applying this code's rows to that table would mix versions.
@@ -298,12 +327,15 @@ export class ProjectionRunner {
         new Error(`stored version ${version} differs from this runner's ${tracked.projection.version}: rebuilt by another process`),
       );
     }
-    if (outcome.moved.length > 0) {
-      try {
-        this.options.onProgress?.(outcome.moved);
-      } catch (error) {
-        this.logger.warn({ err: error }, 'projection progress listener failed');
-      }
+    this.reportProgress(outcome.moved);
+  }
+
+  private reportProgress(moved: readonly ProjectionProgress[]): void {
+    if (moved.length === 0) return;
+    try {
+      this.options.onProgress?.(moved);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'projection progress listener failed');
     }
   }
 

@@ -101,6 +101,7 @@ function federation(env: Env): FederationConfig | null {
     clientId,
     clientSecret: env.FEDERATED_CLIENT_SECRET?.trim() || null,
     displayName: env.FEDERATED_DISPLAY_NAME?.trim() || new URL(issuer).host,
+    trustUnverifiedEmail: env.FEDERATED_TRUST_EMAIL === 'true' || env.FEDERATED_TRUST_EMAIL === '1',
   };
 }
 

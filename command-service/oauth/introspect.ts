@@ -18,7 +18,6 @@ import { formatScope } from '../../shared/oauth/scopes.js';
 import { tokenFamilyDecider, type TokenFamilyState } from '../../shared/oauth/token-family-decider.js';
 import { accessTokenAudience } from '../../shared/oauth/tokens.js';
 import { AccessTokenVerifier } from './access-token-verifier.js';
-import { eventLoopTurn } from './event-loop-turn.js';
 import { readFormBody, requiredParameter } from './form-body.js';
 import type { ProtocolDeps } from './protocol-deps.js';
 import { subjectOf } from './token/token-response.js';
@@ -48,7 +47,6 @@ export function introspectEndpoint(deps: ProtocolDeps): HttpMiddleware {
   const accessTokens = new AccessTokenVerifier(deps.oauth.verificationKeys, { issuer, audience: accessTokenAudience(issuer) });
 
   const loadFamily = async (familyId: string): Promise<TokenFamilyState> => {
-    await eventLoopTurn();
     return (await deps.handler.load(oauthStreams.tokenFamily(familyId), tokenFamilyDecider)).state;
   };
 

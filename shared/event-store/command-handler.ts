@@ -66,7 +66,7 @@ interface Outcome {
 export class CommandHandler {
   private readonly cache = new Map<string, CachedState>();
   private readonly queues = new Map<string, Pending[]>();
-  /** Stream reads asked for in this tick: sent together as one readStreams call. */
+  /** Stream reads asked for in this event-loop turn: sent together as one readStreams call. */
   private reads: Array<{ request: StreamRead; resolve: (events: RecordedEvent[]) => void; reject: (error: unknown) => void }> = [];
 
   constructor(
@@ -118,13 +118,16 @@ export class CommandHandler {
   }
 
   /**
-   * Reads one stream, together with every other read asked for in the same tick: a command that
-   * loads its stream and its input streams side by side costs one round trip, not one each.
+   * Reads one stream, together with every other read asked for in the same event-loop turn: a
+   * command that loads its stream and its input streams side by side costs one round trip, not
+   * one each, and so do the concurrent requests whose I/O callbacks ran in this turn (each HTTP
+   * request is parsed in a callback of its own, so a tick would batch only within one request).
+   * The cost is at most the rest of the current turn.
    */
   private read(request: StreamRead): Promise<RecordedEvent[]> {
     return new Promise((resolve, reject) => {
       if (this.reads.push({ request, resolve, reject }) > 1) return;
-      process.nextTick(() => {
+      setImmediate(() => {
         const reads = this.reads;
         this.reads = [];
         this.store.readStreams(reads.map((r) => r.request)).then(

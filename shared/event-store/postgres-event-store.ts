@@ -174,14 +174,16 @@ export class PostgresEventStore implements EventStore {
   /** One round trip for all the streams: each round trip is a large share of a command's cost. */
   async readStreams(requests: readonly StreamRead[]): Promise<RecordedEvent[][]> {
     if (requests.length === 0) return [];
-    const { rows } = await this.pool.query<EventRow & { request: number }>(
-      `SELECT r.request::int AS request, e.global_position::text AS prepare, e.transaction_id::text AS commit,
+    // Named: one text for any number of streams, so PostgreSQL plans it once per connection.
+    const { rows } = await this.pool.query<EventRow & { request: number }>({
+      name: 'event-store-read-streams',
+      text: `SELECT r.request::int AS request, e.global_position::text AS prepare, e.transaction_id::text AS commit,
          e.stream_name, e.stream_position, e.event_id::text AS event_id, e.type, e.data, e.metadata, e.recorded_at
        FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS r(stream_name, from_revision, request)
        JOIN events e ON e.stream_name = r.stream_name AND e.stream_position >= r.from_revision
        ORDER BY r.request, e.stream_position`,
-      [requests.map((r) => r.streamName), requests.map((r) => r.fromRevision ?? 0)],
-    );
+      values: [requests.map((r) => r.streamName), requests.map((r) => r.fromRevision ?? 0)],
+    });
     const result: RecordedEvent[][] = requests.map(() => []);
     for (const row of rows) result[row.request - 1]!.push(toRecordedEvent(row));
     return result;

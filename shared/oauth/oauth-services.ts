@@ -17,6 +17,8 @@ export interface FederationConfig {
   readonly clientSecret: string | null;
   /** Shown on the sign-in button. */
   readonly displayName: string;
+  /** Link a first sign-in by email even when the upstream calls the address unverified (FEDERATED_TRUST_EMAIL). */
+  readonly trustUnverifiedEmail?: boolean;
 }
 
 export interface OAuthServices {

@@ -98,6 +98,32 @@ describe('projection runner (real PostgreSQL event store)', function () {
     ]);
   });
 
+  it('moves past events no projection handles without committing, and stores them with the next committed batch', async () => {
+    await db.log.organization(1);
+    const runner = await started(new ProjectionRunner(depsOf(db), { irrelevantCheckpointIntervalMs: 600_000 }));
+    await waitForCheckpoints(db.knex, db.log.last);
+    const stored = await checkpoints(db.knex);
+
+    // Consents change no read model: the runner follows them in memory only.
+    for (let userId = 1; userId <= 5; userId++) {
+      await db.log.append(`oauth-consents-${userId}`, [
+        { type: 'OAuthConsentGranted', data: { userId, clientId: `svc_${'a'.repeat(32)}`, scopes: ['openid'] } },
+      ]);
+    }
+    const consents = db.log.last;
+    const deadline = Date.now() + 10_000;
+    while (!runner.status().every((t) => comparePositions(t.position, consents) >= 0)) {
+      if (Date.now() > deadline) throw new Error('the runner never followed the consents');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await checkpoints(db.knex)).map((c) => c.position), 'no transaction for them').to.deep.equal(stored.map((c) => c.position));
+
+    // The next batch that changes rows stores every checkpoint past both, and nothing is lost.
+    await db.log.passes(1, 2);
+    await waitForCheckpoints(db.knex, db.log.last);
+    await expectExact(db.knex, { passes: 2, revoked: 0, perOrg: { 1: 2 } });
+  });
+
   it('stores no names or contact for a guest whose key was destroyed', async () => {
     await db.log.organization(1);
     const { batchId } = await db.log.passes(1, 2);

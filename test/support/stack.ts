@@ -41,6 +41,8 @@ export interface ServeOptions {
   readonly rateLimit?: Partial<RateLimitPolicy>;
   /** Overrides of the user-delegated API's per-user limit (default: one the tests never reach). */
   readonly userRateLimit?: Partial<RateLimitPolicy>;
+  /** Overrides of the token endpoint's per-IP limit (default: one the tests never reach). */
+  readonly tokenRateLimit?: Partial<RateLimitPolicy>;
   /** The issuer (default: this gateway's own address); another gateway of the same deployment shares it. */
   readonly issuer?: string;
   readonly trustProxy?: boolean;
@@ -189,7 +191,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const oauth = createOAuthServices(db, databaseUrl, { issuer: serveOptions.issuer ?? baseUrl, kek: STACK_KEK, federation });
     oauthServices.add(oauth);
     const userApiRateLimiter = new RateLimiter('user-api', { ...USER_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.userRateLimit });
-    const commandApp = createCommandApp({ ...deps, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth });
+    const oauthTokenRateLimit = { ...UNREACHABLE_LIMIT, ...serveOptions.tokenRateLimit };
+    const commandApp = createCommandApp({ ...deps, logger, config, orgApiRateLimiter, userApiRateLimiter, oauthTokenRateLimit, oauth });
     const queryApp = createQueryApp({ db, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth });
     server.on('request', mountGateway(commandApp, queryApp));
     servers.add(server);

@@ -16,7 +16,6 @@ import { oauthStreams, type GrantFacts } from '../../../shared/oauth/oauth-event
 import { authorizationCodeHash, newRefreshToken } from '../../../shared/oauth/opaque-credentials.js';
 import { isValidCodeVerifier } from '../../../shared/oauth/pkce.js';
 import { DEFAULT_TOKEN_FAMILY_LIFETIME_SECONDS, tokenFamilyDecider } from '../../../shared/oauth/token-family-decider.js';
-import { eventLoopTurn } from '../event-loop-turn.js';
 import { requiredParameter } from '../form-body.js';
 import type { ProtocolDeps } from '../protocol-deps.js';
 import { mintTokens, tokenResponse, type TokenResponse } from './token-response.js';
@@ -41,7 +40,6 @@ export async function exchangeAuthorizationCode(
   // The redemption's events name only the family; the grant (user, scopes, nonce, ...) is the
   // issued code's, which never changes once issued. Loaded in the same tick as the redemption, the
   // handler sends both reads in one round trip (shared with the other requests of this event-loop turn).
-  await eventLoopTurn();
   const [issued, redemption] = await Promise.all([
     deps.handler.load(codeStream, authorizationCodeDecider),
     deps.handler.handle(
@@ -84,7 +82,6 @@ export async function exchangeAuthorizationCode(
 
   // Signing overlaps the family's append; the tokens are only handed out once the family exists
   // (if a racing replay revoked it first, StartTokenFamily fails with invalid_grant and they are dropped).
-  await eventLoopTurn();
   const [, minted] = await Promise.all([
     deps.handler.handle(
       familyStream,

@@ -11,7 +11,6 @@ import { InvalidGrant } from '../../../shared/oauth/oauth-errors.js';
 import { oauthStreams } from '../../../shared/oauth/oauth-events.js';
 import { newRefreshToken, parseRefreshToken } from '../../../shared/oauth/opaque-credentials.js';
 import { assertRotated, refreshedScopes, tokenFamilyDecider } from '../../../shared/oauth/token-family-decider.js';
-import { eventLoopTurn } from '../event-loop-turn.js';
 import { optionalParameter, requiredParameter } from '../form-body.js';
 import type { ProtocolDeps } from '../protocol-deps.js';
 import { mintTokens, tokenResponse, type TokenResponse } from './token-response.js';
@@ -35,7 +34,6 @@ export async function refreshAccessToken(
   // The decider checks client, spent/current token, expiry and scope (invalid_scope on widening).
   // The grant to mint from is the family's, unchanged by rotation: loaded alongside, one round trip
   // (shared with the other requests of this event-loop turn).
-  await eventLoopTurn();
   const [family, rotation] = await Promise.all([
     deps.handler.load(stream, tokenFamilyDecider),
     deps.handler.handle(
