@@ -65,6 +65,9 @@ function needsSignIn({ request, session, signedInForThisRequest, now }: Interact
   if (session === null) return true;
   if (signedInForThisRequest) return false;
   if (request.prompt.has('login')) return true;
+  // OIDC Core §3.1.2.1: max_age=0 is prompt=login (whole-second elapsed time would let a session
+  // started within the same second pass).
+  if (request.maxAge === 0) return true;
   if (request.maxAge !== null) {
     const elapsedSeconds = Math.floor((now.getTime() - Date.parse(session.authTime)) / 1000);
     if (!(elapsedSeconds <= request.maxAge)) return true; // also true for an unreadable auth time

@@ -58,6 +58,10 @@ describe('authorize interaction (what comes next)', () => {
   it('max_age=0 behaves like prompt=login and does not loop after the sign-in', () => {
     expect(nextInteraction(input({ request: request([], 0) }))).to.deep.equal({ next: 'login' });
     expect(nextInteraction(input({ request: request([], 0), signedInForThisRequest: true })).next).to.equal('issue_code');
+    // Even a session that started this very second.
+    const now = new Date('2025-06-01T10:00:00.400Z');
+    const fresh = { ...session, authTime: '2025-06-01T10:00:00.000Z' };
+    expect(nextInteraction(input({ request: request([], 0), session: fresh, now }))).to.deep.equal({ next: 'login' });
   });
 
   it('an unreadable auth time counts as too old', () => {

@@ -1,9 +1,141 @@
 // Passkeys (WebAuthn): registration from the account page and sign-in from the sign-in page.
+//
+//   GET  /signin/passkey.js           the browser script (static)
+//   POST /signin/passkey/options      request options for a discoverable credential (CSRF)
+//   POST /signin/passkey/verify       the assertion: starts the session, amr hwk+user (CSRF)
+//   POST /account/passkeys/options    creation options for the signed-in user (CSRF)
+//   POST /account/passkeys/verify     the attestation: records PasskeyRegistered (CSRF)
+//
+// The relying party is the issuer: RP ID its host name, the only accepted origin its origin.
+// Challenges live in this process (passkey-challenges.ts says why), found through an HttpOnly
+// SameSite=Strict cookie that holds a random handle, and are spent by the verify that reads them.
 import Router from '@koa/router';
-import type { HttpState } from '../../../shared/http/http-state.js';
+import { generateAuthenticationOptions } from '@simplewebauthn/server';
+import type { HttpContext, HttpState } from '../../../shared/http/http-state.js';
+import { AccessDenied } from '../../../shared/oauth/oauth-errors.js';
+import { ORG_API_RATE_LIMIT, RateLimiter } from '../../../shared/http/rate-limit.js';
+import type { CommandContext } from '../../../shared/event-store/command-handler.js';
+import { clearCookieHeader, cookieName, setCookieHeader, type CookieSpec } from '../../../shared/sign-in/browser-cookies.js';
+import { SIGN_IN_AMR } from '../../../shared/sign-in/sign-in-methods.js';
+import { relyingPartyOf } from '../../../shared/sign-in/passkeys/relying-party.js';
+import { parseAuthenticationResponse, parseRegistrationResponse } from '../../../shared/sign-in/passkeys/webauthn-responses.js';
 import type { CommandAppDeps } from '../../app.js';
 import type { SignInKit } from '../sign-in-kit.js';
+import { CEREMONY_TTL_SECONDS, PasskeyChallenges, type CeremonyPurpose, type PendingCeremony } from './passkey-challenges.js';
+import { formOrJsonBody } from './form-or-json-body.js';
+import { PASSKEY_SCRIPT_PATH, servePasskeyScript } from './passkey-script.js';
+import { passkeyRegistrationOptions, registerPasskey } from './register-passkey.js';
+import { PasskeySignInRefused, signInWithPasskey } from './sign-in-with-passkey.js';
+import { sendPage } from '../page-response.js';
+import { signInPage } from '../pages/sign-in-page.js';
 
-export function passkeyRoutes(_deps: CommandAppDeps, _kit: SignInKit): Router<HttpState> {
-  return new Router<HttpState>();
+/**
+ * Per source IP, like the sign-in forms (a whole office may share an address): bounds the pending
+ * ceremonies one source can make this process hold, and the signature checks it can ask for.
+ */
+const PASSKEY_RATE_LIMIT = { ...ORG_API_RATE_LIMIT, points: 300, windowSeconds: 60, abuseThreshold: 300 };
+
+/** The sign-in page's message for every refused passkey: it must not tell which check failed. */
+export const PASSKEY_SIGN_IN_REFUSED_PAGE = 'Passkey sign-in did not work. Try again, or sign in with your password.';
+
+/** Only our own pages post the ceremony, so the cookie is Strict. */
+const CEREMONY_COOKIE: CookieSpec = { name: 'gp_passkey', sameSite: 'Strict', maxAgeSeconds: CEREMONY_TTL_SECONDS };
+
+export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<HttpState> {
+  const relyingParty = relyingPartyOf(deps.oauth.issuer);
+  const https = new URL(deps.oauth.issuer).protocol === 'https:';
+  const challenges = new PasskeyChallenges();
+  const router = new Router<HttpState>();
+  const limit = new RateLimiter('passkeys', PASSKEY_RATE_LIMIT).middleware({ trustProxy: deps.config.trustProxy });
+  const body = formOrJsonBody();
+
+  function beginCeremony(ctx: HttpContext, ceremony: Omit<PendingCeremony, 'expiresAt'>, now: Date): void {
+    const handle = challenges.begin(ceremony, now, ctx.cookies.get(cookieName(CEREMONY_COOKIE, https)));
+    ctx.append('Set-Cookie', setCookieHeader(CEREMONY_COOKIE, handle, https));
+  }
+
+  /** The browser's ceremony of this purpose, spent now whatever the outcome. */
+  function takeCeremony(ctx: HttpContext, purpose: CeremonyPurpose, now: Date): PendingCeremony | null {
+    const ceremony = challenges.take(ctx.cookies.get(cookieName(CEREMONY_COOKIE, https)), purpose, now);
+    ctx.append('Set-Cookie', clearCookieHeader(CEREMONY_COOKIE, https));
+    return ceremony;
+  }
+
+  function context(ctx: HttpContext, now: Date): Omit<CommandContext, 'actor'> {
+    return { correlationId: ctx.state.requestId, causationId: null, now };
+  }
+
+  function sendJson(ctx: HttpContext, status: number, value: unknown): void {
+    // Challenges and credential data: never stored by a cache.
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = status;
+    ctx.body = value;
+  }
+
+  async function signedInUser(ctx: HttpContext): Promise<number> {
+    const session = await kit.session(ctx);
+    if (!session) throw new AccessDenied('Sign in first.');
+    return session.userId;
+  }
+
+  router.get(PASSKEY_SCRIPT_PATH, servePasskeyScript);
+
+  router.post('/signin/passkey/options', limit, body, async (ctx) => {
+    kit.checkCsrf(ctx);
+    const now = new Date();
+    // No allowCredentials: the authenticator offers the discoverable credentials it holds for
+    // this RP, so the browser need not say who is signing in before proving it.
+    const options = await generateAuthenticationOptions({
+      rpID: relyingParty.id,
+      userVerification: 'required',
+      timeout: CEREMONY_TTL_SECONDS * 1000,
+    });
+    beginCeremony(ctx, { purpose: 'authentication', challenge: options.challenge, userId: null }, now);
+    sendJson(ctx, 200, options);
+  });
+
+  router.post('/signin/passkey/verify', limit, body, async (ctx) => {
+    kit.checkCsrf(ctx);
+    const now = new Date();
+    const response = parseAuthenticationResponse(ctx.request.body);
+    const ceremony = takeCeremony(ctx, 'authentication', now);
+    let user;
+    try {
+      user = await signInWithPasskey(deps, { response, ceremony, relyingParty }, context(ctx, now));
+    } catch (error) {
+      if (!(error instanceof PasskeySignInRefused)) throw error;
+      ctx.state.log.info({ reason: error.reason }, 'passkey sign-in refused');
+      // The script posts the assertion as a form: a person sees the sign-in page again, not JSON.
+      if (ctx.accepts('json', 'html') !== 'html') throw error;
+      const page = signInPage({ csrfToken: kit.csrfToken(ctx), email: '', error: PASSKEY_SIGN_IN_REFUSED_PAGE, federationName: deps.oauth.federation?.displayName ?? null });
+      return sendPage(ctx, page, 400);
+    }
+    ctx.set('Cache-Control', 'no-store');
+    await kit.complete(ctx, user, SIGN_IN_AMR.passkey);
+  });
+
+  router.post('/account/passkeys/options', limit, body, async (ctx) => {
+    const userId = await signedInUser(ctx);
+    kit.checkCsrf(ctx);
+    const now = new Date();
+    const options = await passkeyRegistrationOptions(deps, { userId, relyingParty });
+    beginCeremony(ctx, { purpose: 'registration', challenge: options.challenge, userId }, now);
+    sendJson(ctx, 200, options);
+  });
+
+  router.post('/account/passkeys/verify', limit, body, async (ctx) => {
+    const userId = await signedInUser(ctx);
+    kit.checkCsrf(ctx);
+    const now = new Date();
+    const response = parseRegistrationResponse(ctx.request.body);
+    const ceremony = takeCeremony(ctx, 'registration', now);
+    const { credentialId } = await registerPasskey(
+      deps,
+      { userId, response, ceremony, relyingParty },
+      { ...context(ctx, now), actor: { kind: 'user', id: userId } },
+    );
+    sendJson(ctx, 201, { success: true, credential_id: credentialId });
+  });
+
+  return router;
 }

@@ -1,0 +1,43 @@
+// GET /account (who is signed in, the authenticator app, passkeys) and POST /account/sign-out
+// (ends this browser's session; the logout endpoint needs an id_token_hint, a person at the
+// account page does not).
+import type Router from '@koa/router';
+import { READ_MODELS } from '../../shared/db/read-models.js';
+import type { HttpState } from '../../shared/http/http-state.js';
+import { oauthStreams } from '../../shared/oauth/oauth-events.js';
+import { credentialsDecider } from '../../shared/sign-in/credentials-decider.js';
+import { readFormFields } from './page-form.js';
+import { redirectTo, sendPage } from './page-response.js';
+import { accountPage } from './pages/account-page.js';
+import type { SignInEnv } from './sign-in-env.js';
+import { SIGN_IN_PATHS } from './sign-in-paths.js';
+
+export function accountRoutes(router: Router<HttpState>, env: SignInEnv): void {
+  const { deps, kit } = env;
+
+  router.get(SIGN_IN_PATHS.account, async (ctx) => {
+    const session = await kit.session(ctx);
+    if (session === null) return redirectTo(ctx, SIGN_IN_PATHS.signIn);
+    const [user, credentials] = await Promise.all([
+      deps.db(READ_MODELS.users).first('email').where({ user_id: session.userId }),
+      deps.handler.load(oauthStreams.userCredentials(session.userId), credentialsDecider),
+    ]);
+    sendPage(
+      ctx,
+      accountPage({
+        csrfToken: kit.csrfToken(ctx),
+        email: (user?.email as string | undefined) ?? null,
+        totpEnrolled: credentials.state.totp !== null,
+        passkeyCount: credentials.state.passkeys.size,
+      }),
+    );
+  });
+
+  router.post(SIGN_IN_PATHS.signOut, env.limits.forms.middleware({ trustProxy: env.trustProxy }), async (ctx) => {
+    ctx.request.body = await readFormFields(ctx);
+    kit.checkCsrf(ctx);
+    await kit.endSession(ctx, 'logout');
+    kit.dropFlow(ctx);
+    redirectTo(ctx, SIGN_IN_PATHS.home);
+  });
+}

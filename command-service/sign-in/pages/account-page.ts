@@ -1,0 +1,38 @@
+// GET /account: who is signed in, the authenticator app (set up or on), passkeys, sign out.
+import { html, type SafeHtml } from '../../../shared/sign-in/html.js';
+import { SIGN_IN_PATHS } from '../sign-in-paths.js';
+import { csrfField, layout } from './layout.js';
+
+export interface AccountPageInput {
+  readonly csrfToken: string;
+  readonly email: string | null;
+  readonly totpEnrolled: boolean;
+  readonly passkeyCount: number;
+}
+
+export function accountPage(input: AccountPageInput): SafeHtml {
+  const { csrfToken, email, totpEnrolled, passkeyCount } = input;
+  return layout(
+    { title: 'Your account', csrfToken, scripts: [SIGN_IN_PATHS.passkeyScript] },
+    html`<h1>Your account</h1>
+${email !== null && html`<p>Signed in as <strong>${email}</strong>.</p>`}
+<section id="totp" aria-labelledby="totp-heading">
+<h2 id="totp-heading">Authenticator app</h2>
+${
+  totpEnrolled
+    ? html`<p id="totp-status">Two-step verification with an authenticator app is on.</p>`
+    : html`<p id="totp-status">Two-step verification is off.</p>
+<p><a href="${SIGN_IN_PATHS.totp}">Set up an authenticator app</a></p>`
+}
+</section>
+<section id="passkeys" aria-labelledby="passkeys-heading">
+<h2 id="passkeys-heading">Passkeys</h2>
+<p id="passkey-status">${passkeyCount === 0 ? 'You have no passkeys yet.' : passkeyCount === 1 ? 'You have 1 passkey.' : `You have ${passkeyCount} passkeys.`}</p>
+<p><button id="passkey-register" type="button">Add a passkey</button></p>
+</section>
+<form method="post" action="${SIGN_IN_PATHS.signOut}">
+${csrfField(csrfToken)}
+<p><button type="submit">Sign out</button></p>
+</form>`,
+  );
+}

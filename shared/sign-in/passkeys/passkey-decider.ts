@@ -1,0 +1,104 @@
+// The passkey rules of a user's credentials stream (`user-credentials-{userId}`): a credential id
+// is registered once, and every sign-in records the authenticator's signature counter, which must
+// go up whenever the authenticator keeps one (WebAuthn §6.1.1: a counter that does not increase
+// means the private key may have been cloned). The stream also holds TOTP, recovery-code and
+// federated events; this decider folds only the passkey events and ignores the rest, so it can
+// read the stream beside the other deciders that share it.
+//
+// The counter check lives here, not only in the WebAuthn library's check at verification time,
+// because only the append with an expected revision sees the stored counter: two sign-ins with
+// the same assertion that race each other are decided one after the other on the stream.
+import type { Decider } from '../../domain/decider.js';
+import { ConflictError, ValidationError } from '../../errors.js';
+import type { PasskeyRegistered, PasskeyUsed, UserCredentialEvent } from '../../oauth/oauth-events.js';
+
+/** A credential as the stream records it: its id and COSE public key (base64url) and last counter. */
+export interface StoredPasskey {
+  readonly credentialId: string;
+  readonly publicKey: string;
+  readonly counter: number;
+  readonly transports: readonly string[];
+}
+
+export interface PasskeyState {
+  /** By credential id, in registration order. */
+  readonly passkeys: ReadonlyMap<string, StoredPasskey>;
+}
+
+export type PasskeyCommand =
+  | { type: 'RegisterPasskey'; data: PasskeyRegistered['data'] }
+  | { type: 'UsePasskey'; data: PasskeyUsed['data'] };
+
+/** The only message of a refused sign-in: it must not tell which check failed. */
+export const PASSKEY_SIGN_IN_FAILED = 'passkey sign-in failed';
+
+const BASE64URL = /^[A-Za-z0-9_-]{1,1024}$/;
+const MAX_COUNTER = 0xffff_ffff;
+
+function isCounter(value: number): boolean {
+  return Number.isInteger(value) && value >= 0 && value <= MAX_COUNTER;
+}
+
+/** A sign-in's counter is acceptable when it went up, or when the authenticator keeps none (both zero). */
+export function counterAdvanced(stored: number, presented: number): boolean {
+  if (stored === 0 && presented === 0) return true;
+  return presented > stored;
+}
+
+export const passkeyDecider: Decider<PasskeyCommand, UserCredentialEvent, PasskeyState> = {
+  initialState: () => ({ passkeys: new Map() }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'PasskeyRegistered': {
+        const { credentialId, publicKey, counter, transports } = event.data;
+        if (state.passkeys.has(credentialId)) return state;
+        const passkeys = new Map(state.passkeys);
+        passkeys.set(credentialId, { credentialId, publicKey, counter, transports });
+        return { passkeys };
+      }
+      case 'PasskeyUsed': {
+        const known = state.passkeys.get(event.data.credentialId);
+        if (!known) return state;
+        const passkeys = new Map(state.passkeys);
+        passkeys.set(known.credentialId, { ...known, counter: event.data.counter });
+        return { passkeys };
+      }
+      default:
+        return state;
+    }
+  },
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'RegisterPasskey': {
+        const data = command.data;
+        if (!BASE64URL.test(data.credentialId) || !isCounter(data.counter)) {
+          throw new ValidationError('the passkey is malformed');
+        }
+        if (state.passkeys.has(data.credentialId)) throw new ConflictError('this passkey is already registered');
+        const event: PasskeyRegistered = {
+          type: 'PasskeyRegistered',
+          data: {
+            userId: data.userId,
+            credentialId: data.credentialId,
+            publicKey: data.publicKey,
+            counter: data.counter,
+            transports: [...new Set(data.transports)],
+          },
+        };
+        return [event];
+      }
+      case 'UsePasskey': {
+        const { userId, credentialId, counter } = command.data;
+        const known = state.passkeys.get(credentialId);
+        // One message for an unknown credential and a counter that went back (clone detection).
+        if (!known || !isCounter(counter) || !counterAdvanced(known.counter, counter)) {
+          throw new ValidationError(PASSKEY_SIGN_IN_FAILED);
+        }
+        const event: PasskeyUsed = { type: 'PasskeyUsed', data: { userId, credentialId, counter } };
+        return [event];
+      }
+    }
+  },
+};

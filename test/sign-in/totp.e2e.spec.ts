@@ -1,0 +1,244 @@
+// Two-step verification end to end: enrolling an authenticator app from the account page (QR
+// code, confirmation, recovery codes), then password plus TOTP or a recovery code at sign-in.
+import { expect } from 'chai';
+import { generate } from 'otplib';
+import { startStack, type Stack } from '../support/stack.js';
+import { oauthStreams } from '../../shared/oauth/oauth-events.js';
+import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
+import { Browser, csrfTokenOf } from './support/browser.js';
+import { authorizeInBrowser, submitPassword, totpCandidates } from './support/sign-in-driver.js';
+import { codeIssued, pkce, signedInBrowser, startedSession } from './support/session-probe.js';
+
+interface Enrolled {
+  readonly userId: number;
+  readonly email: string;
+  readonly password: string;
+  readonly secret: string;
+  readonly recoveryCodes: string[];
+}
+
+describe('two-step verification (TOTP and recovery codes)', function () {
+  this.timeout(120_000);
+  let stack: Stack;
+  let orgId: number;
+
+  before(async () => {
+    stack = await startStack({ label: 'signin_totp' });
+    ({ orgId } = await stack.seed.tenant());
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  const secretOf = (page: string) => /<code id="totp-secret">([A-Z2-7 ]+)<\/code>/.exec(page)![1]!.replace(/ /g, '');
+  const recoveryCodesOf = (page: string) => [...page.matchAll(/<li><code>([0-9a-z-]+)<\/code><\/li>/g)].map((m) => m[1]!);
+  const credentialEvents = (userId: number) => stack.store.readStream(oauthStreams.userCredentials(userId));
+
+  /** A new user who has turned on TOTP through the account page. */
+  async function enrolledUser(): Promise<Enrolled & { browser: Browser }> {
+    const u = await stack.seed.user(orgId);
+    const browser = await signedInBrowser(stack, u.email, u.password!);
+    const page = await browser.get('/account/totp');
+    const secret = secretOf(page.text);
+    // The previous step's code: leaves the current and next steps for the sign-ins of the test.
+    const code = (await totpCandidates(secret))[0]!;
+    const done = await browser.post('/account/totp', { csrf: csrfTokenOf(page.text), code });
+    expect(done.status).to.equal(200);
+    return { userId: u.userId, email: u.email, password: u.password!, secret, recoveryCodes: recoveryCodesOf(done.text), browser };
+  }
+
+  /** Password accepted, second factor pending: the browser and the second-factor page's CSRF token. */
+  async function halfSignedIn(user: { email: string; password: string }): Promise<{ browser: Browser; csrf: string }> {
+    const browser = new Browser(stack.baseUrl);
+    expect(await submitPassword(browser, user.email, user.password)).to.equal('/signin/second-factor');
+    const page = await browser.get('/signin/second-factor');
+    expect(page.status).to.equal(200);
+    return { browser, csrf: csrfTokenOf(page.text) };
+  }
+
+  describe('enrolment (GET/POST /account/totp)', () => {
+    it('needs a session', async () => {
+      expect((await new Browser(stack.baseUrl).get('/account/totp')).location).to.equal('/signin');
+    });
+
+    it('shows a QR code as an inline PNG and the secret, kept the same on reload, sealed in a Strict cookie', async () => {
+      const u = await stack.seed.user(orgId);
+      const browser = await signedInBrowser(stack, u.email, u.password!);
+      const page = await browser.get('/account/totp');
+      expect(page.status).to.equal(200);
+      expect(page.headers.get('cache-control')).to.equal('no-store');
+      expect(page.text).to.match(/<img id="totp-qr" src="data:image\/png;base64,[A-Za-z0-9+/=]{100,}"/);
+      const secret = secretOf(page.text);
+      expect(secret).to.match(/^[A-Z2-7]{32}$/);
+      const cookie = page.setCookies.find((c) => c.name === 'gp_totp');
+      expect(cookie?.attributes).to.include({ httponly: true, secure: true, samesite: 'Strict' });
+      expect(cookie?.value).to.not.include(secret);
+      expect(secretOf((await browser.get('/account/totp')).text)).to.equal(secret);
+      // Another user's browser gets another secret.
+      const other = await stack.seed.user(orgId);
+      const otherBrowser = await signedInBrowser(stack, other.email, other.password!);
+      expect(secretOf((await otherBrowser.get('/account/totp')).text)).to.not.equal(secret);
+    });
+
+    it('refuses a wrong code (400, same secret shown), then a right one turns TOTP on with ten recovery codes shown once', async () => {
+      const u = await stack.seed.user(orgId);
+      const browser = await signedInBrowser(stack, u.email, u.password!);
+      const page = await browser.get('/account/totp');
+      const secret = secretOf(page.text);
+      const csrf = csrfTokenOf(page.text);
+      const wrong = await browser.post('/account/totp', { csrf, code: '000000' === (await generate({ secret })) ? '111111' : '000000' });
+      expect(wrong.status).to.equal(400);
+      expect(wrong.text).to.include('That code is not valid');
+      expect(wrong.text).to.include('aria-invalid="true"');
+      expect(secretOf(wrong.text)).to.equal(secret);
+      expect(await credentialEvents(u.userId)).to.deep.equal([]);
+
+      const done = await browser.post('/account/totp', { csrf, code: await generate({ secret }) });
+      expect(done.status).to.equal(200);
+      expect(done.headers.get('cache-control')).to.equal('no-store');
+      const codes = recoveryCodesOf(done.text);
+      expect(codes).to.have.length(10);
+      expect(done.setCookies.find((c) => c.name === 'gp_totp')?.attributes['max-age']).to.equal('0');
+
+      const events = await credentialEvents(u.userId);
+      expect(events.map((e) => e.type)).to.deep.equal(['TotpEnrolled', 'RecoveryCodesIssued']);
+      const stored = JSON.stringify(events.map((e) => e.data));
+      expect(stored).to.not.include(secret);
+      for (const code of codes) expect(stored).to.not.include(code);
+      expect((events[1]!.data as { codeHashes: string[] }).codeHashes).to.deep.equal(codes.map((c) => sha256Hex(c.replace(/-/g, ''))));
+      expect((events[0]!.data as { secret: { keyId: string } }).secret.keyId).to.be.a('string');
+      expect(events[0]!.metadata.actor).to.deep.equal({ kind: 'user', id: u.userId });
+
+      const account = await browser.get('/account');
+      expect(account.text).to.include('Two-step verification with an authenticator app is on.');
+      expect((await browser.get('/account/totp')).location).to.equal('/account');
+    });
+
+    it('needs the CSRF token (403)', async () => {
+      const u = await stack.seed.user(orgId);
+      const browser = await signedInBrowser(stack, u.email, u.password!);
+      const page = await browser.get('/account/totp');
+      const res = await browser.post('/account/totp', { code: await generate({ secret: secretOf(page.text) }) });
+      expect(res.status).to.equal(403);
+      expect(await credentialEvents(u.userId)).to.deep.equal([]);
+    });
+  });
+
+  describe('sign-in with a second factor', () => {
+    it('the password alone is not enough: no session until the second factor', async () => {
+      const user = await enrolledUser();
+      const { browser } = await halfSignedIn(user);
+      expect(browser.jar.get('gp_session')).to.equal(undefined);
+      const mfa = browser.jar.get('gp_mfa');
+      expect(mfa).to.be.a('string');
+      expect((await browser.get('/account')).location).to.equal('/signin');
+    });
+
+    it('password plus TOTP: session with amr pwd, otp, mfa, and the code carries it', async () => {
+      const user = await enrolledUser();
+      const client = await stack.seed.client(orgId);
+      const result = await authorizeInBrowser(stack, {
+        email: user.email,
+        password: user.password,
+        totpSecret: user.secret,
+        clientId: client.clientId,
+        redirectUri: client.redirectUri,
+        scope: 'openid',
+        codeChallenge: pkce().challenge,
+        state: 'totp',
+      });
+      expect(result.hops.map((h) => h.split('?')[0])).to.deep.equal([
+        '/api/oauth/authorize',
+        '/signin',
+        '/signin/second-factor',
+        '/api/oauth/authorize',
+        '/consent',
+        '/api/oauth/authorize',
+        client.redirectUri,
+      ]);
+      expect((await startedSession(stack, result.browser)).amr).to.deep.equal(['pwd', 'otp', 'mfa']);
+      expect((await codeIssued(stack, result.code))?.data).to.deep.include({ amr: ['pwd', 'otp', 'mfa'], userId: user.userId });
+      expect(result.browser.jar.get('gp_mfa')).to.equal(undefined);
+    });
+
+    it('a TOTP code is accepted once: the same code in another browser is refused', async () => {
+      const user = await enrolledUser();
+      const first = await halfSignedIn(user);
+      let accepted: string | null = null;
+      for (const code of await totpCandidates(user.secret)) {
+        const res = await first.browser.post('/signin/second-factor', { csrf: first.csrf, code });
+        if (res.status === 302) {
+          accepted = code;
+          break;
+        }
+      }
+      expect(accepted).to.not.equal(null);
+      const second = await halfSignedIn(user);
+      const replay = await second.browser.post('/signin/second-factor', { csrf: second.csrf, code: accepted! });
+      expect(replay.status).to.equal(400);
+      expect(second.browser.jar.get('gp_session')).to.equal(undefined);
+    });
+
+    it('a wrong code: 400 with the error tied to the field, no session', async () => {
+      const user = await enrolledUser();
+      const { browser, csrf } = await halfSignedIn(user);
+      for (const code of ['12345', 'abcdef', '', 'aaaa-bbbb-cccc-dddd']) {
+        const res = await browser.post('/signin/second-factor', { csrf, code });
+        expect(res.status, code).to.equal(400);
+        expect(res.text).to.include('That code is not valid').and.include('aria-describedby="code-hint code-error"');
+      }
+      expect(browser.jar.get('gp_session')).to.equal(undefined);
+    });
+
+    it('a recovery code signs in once (amr pwd, mfa), in any case and with spaces; the second use is refused', async () => {
+      const user = await enrolledUser();
+      const code = user.recoveryCodes[3]!;
+      const first = await halfSignedIn(user);
+      const res = await first.browser.post('/signin/second-factor', { csrf: first.csrf, code: code.toUpperCase().replace(/-/g, ' ') });
+      expect(res.status).to.equal(302);
+      expect(res.location).to.equal('/account');
+      expect((await startedSession(stack, first.browser)).amr).to.deep.equal(['pwd', 'mfa']);
+      const used = (await credentialEvents(user.userId)).filter((e) => e.type === 'RecoveryCodeUsed');
+      expect(used.map((e) => e.data)).to.deep.equal([{ userId: user.userId, codeHash: sha256Hex(code.replace(/-/g, '')) }]);
+
+      const second = await halfSignedIn(user);
+      const again = await second.browser.post('/signin/second-factor', { csrf: second.csrf, code });
+      expect(again.status).to.equal(400);
+      expect(second.browser.jar.get('gp_session')).to.equal(undefined);
+      // Another code of the set still works.
+      const third = await second.browser.post('/signin/second-factor', { csrf: second.csrf, code: user.recoveryCodes[4]! });
+      expect(third.status).to.equal(302);
+    });
+
+    it('without the pending state (no cookie, or an altered one) the browser starts again at /signin', async () => {
+      const user = await enrolledUser();
+      expect((await new Browser(stack.baseUrl).get('/signin/second-factor')).location).to.equal('/signin');
+      const { browser, csrf } = await halfSignedIn(user);
+      const mfa = browser.jar.get('gp_mfa')!;
+      browser.jar.set('gp_mfa', `${mfa.slice(0, -3)}AAA`);
+      const forged = await browser.post('/signin/second-factor', { csrf, code: user.recoveryCodes[0]! });
+      expect(forged.status).to.equal(302);
+      expect(forged.location).to.equal('/signin');
+      expect(browser.jar.get('gp_session')).to.equal(undefined);
+    });
+
+    it('needs the CSRF token (403)', async () => {
+      const user = await enrolledUser();
+      const { browser } = await halfSignedIn(user);
+      const res = await browser.post('/signin/second-factor', { code: user.recoveryCodes[0]! });
+      expect(res.status).to.equal(403);
+      expect((await credentialEvents(user.userId)).filter((e) => e.type === 'RecoveryCodeUsed')).to.deep.equal([]);
+    });
+
+    it('after 10 wrong codes for a user, further codes are refused (429), even a right one', async () => {
+      const user = await enrolledUser();
+      const { browser, csrf } = await halfSignedIn(user);
+      for (let i = 0; i < 10; i++) expect((await browser.post('/signin/second-factor', { csrf, code: 'zzzz-zzzz-zzzz-zzz0' })).status).to.equal(400);
+      const refused = await browser.post('/signin/second-factor', { csrf, code: user.recoveryCodes[0]! });
+      expect(refused.status).to.equal(429);
+      expect(Number(refused.headers.get('retry-after'))).to.be.greaterThan(0);
+      expect(browser.jar.get('gp_session')).to.equal(undefined);
+      expect((await credentialEvents(user.userId)).filter((e) => e.type === 'RecoveryCodeUsed')).to.deep.equal([]);
+    });
+  });
+});
