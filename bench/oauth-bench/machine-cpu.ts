@@ -1,0 +1,47 @@
+// CPU the bench cannot ask a process for: PostgreSQL's backends (by pid, from /proc) and the whole
+// machine's (from /proc/stat). Linux only; elsewhere nothing is found and the figures read null.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+let ticksPerSecond: number | null = null;
+
+function clockTicks(): number {
+  if (ticksPerSecond === null) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** CPU seconds used so far by each of `pids` that is still running (from /proc/<pid>/stat). */
+export function processCpuSeconds(pids: readonly number[]): Map<number, number> {
+  const seconds = new Map<number, number>();
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // not here (exited, or a database server on another machine)
+    }
+    // Fields after the command: state ppid ... utime (14th of the line) stime (15th).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    seconds.set(pid, (Number(fields[11]) + Number(fields[12])) / clockTicks());
+  }
+  return seconds;
+}
+
+/** Busy and total CPU seconds of the machine so far (all cores), or null without /proc/stat. */
+export function machineCpuSeconds(): { busy: number; total: number } | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+    const values = line.trim().split(/\s+/).slice(1).map(Number);
+    const total = values.slice(0, 8).reduce((a, b) => a + b, 0);
+    const idle = (values[3] ?? 0) + (values[4] ?? 0); // idle + iowait
+    return { busy: (total - idle) / clockTicks(), total: total / clockTicks() };
+  } catch {
+    return null;
+  }
+}
