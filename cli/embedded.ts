@@ -21,6 +21,8 @@ import { createOrganization } from '../command-service/organizations/create-orga
 import { addFacility } from '../command-service/facilities/add-facility.js';
 import { addUser } from '../command-service/users/add-user.js';
 import { createApiKey } from '../command-service/api-keys/create-api-key.js';
+import { registerClient } from '../command-service/oauth-clients/register-client.js';
+import { OAUTH_SCOPES } from '../shared/oauth/scopes.js';
 import { startDoorPath } from '../door-gateway/embedded.js';
 import { defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
 
@@ -35,21 +37,40 @@ async function pageCursorSecret(config: Config): Promise<string> {
   return secret;
 }
 
-/** On an empty event log: a demo organization, facility and admin, and an API key shown once. */
-async function seedDemo(runtime: Runtime, logger: Logger): Promise<string | null> {
+/** What the demo seed prints once: credentials exist only as hashes afterwards. */
+export interface DemoCredentials {
+  readonly apiKey: string;
+  readonly adminEmail: string;
+  readonly adminPassword: string;
+  /** A public OAuth client for native apps (loopback redirect, RFC 8252) with every scope. */
+  readonly clientId: string;
+}
+
+/**
+ * On an empty event log: a demo organization, facility and admin (who signs in with a generated
+ * password), an API key and a public OAuth client, shown once.
+ */
+async function seedDemo(runtime: Runtime, logger: Logger): Promise<DemoCredentials | null> {
   if (comparePositions(await runtime.store.headPosition(), START) !== 0) return null;
   const ctx: CommandContext = { correlationId: randomUUID(), causationId: null, actor: { kind: 'system', name: 'demo-seed' }, now: new Date() };
   const { deps } = runtime;
   const { orgId } = await createOrganization(deps, { name: 'Demo Organization' }, ctx);
   const { facilityId } = await addFacility(deps, { orgId, name: 'Main entrance', description: 'Demo facility' }, ctx);
+  const adminEmail = 'admin@demo.invalid';
+  const adminPassword = randomBytes(12).toString('base64url');
   const { userId } = await addUser(
     deps,
-    { orgId, email: 'admin@demo.invalid', firstName: 'Demo', lastName: 'Admin', password: null, roles: ['admin', 'self_invite', 'employee_view'], inviteAllowance: null },
+    { orgId, email: adminEmail, firstName: 'Demo', lastName: 'Admin', password: adminPassword, roles: ['admin', 'self_invite', 'employee_view'], inviteAllowance: null },
     ctx,
   );
   const { apiKey, keyId } = await createApiKey(deps, { orgId, userId, scopes: [...ORG_SCOPES], expiresAt: null, allowedIps: [] }, ctx);
-  logger.info({ orgId, facilityId, userId, keyId }, 'created the demo organization');
-  return apiKey;
+  const { clientId } = await registerClient(
+    deps,
+    { orgId, name: 'Demo App', clientType: 'public', redirectUris: ['http://127.0.0.1/callback'], postLogoutRedirectUris: ['http://127.0.0.1/signed-out'], allowedScopes: [...OAUTH_SCOPES] },
+    ctx,
+  );
+  logger.info({ orgId, facilityId, userId, keyId, clientId }, 'created the demo organization');
+  return { apiKey, adminEmail, adminPassword, clientId };
 }
 
 export async function startEmbedded(config: Config, logger: Logger) {
@@ -59,7 +80,7 @@ export async function startEmbedded(config: Config, logger: Logger) {
     { onProgress: (progress) => runtime.watermark.observe(progress) },
   );
   await runner.start();
-  const demoKey = await seedDemo(runtime, logger);
+  const demo = await seedDemo(runtime, logger);
   // Pass events to the doors: in-process bus and an embedded MQTT broker with one simulated
   // controller per facility, unless KAFKA_BROKERS / MQTT_URL name real ones.
   const doorPath = await startDoorPath({ store: runtime.store, knex: runtime.knex, config, logger });
@@ -97,7 +118,7 @@ export async function startEmbedded(config: Config, logger: Logger) {
       await runner.stop();
       await runtime.close();
     })());
-  return { baseUrl, demoKey, runtime, doorPath, stop };
+  return { baseUrl, demo, demoKey: demo?.apiKey ?? null, runtime, doorPath, stop };
 }
 
 async function main(): Promise<void> {
@@ -106,9 +127,13 @@ async function main(): Promise<void> {
   const service = await startEmbedded(config, logger);
   process.stdout.write(`\nguestpass is running at ${service.baseUrl}\n`);
   process.stdout.write(`  OpenAPI: ${service.baseUrl}/api/v1/openapi.json\n`);
-  if (service.demoKey) {
+  if (service.demo) {
+    const { apiKey, adminEmail, adminPassword, clientId } = service.demo;
     process.stdout.write(
-      `  Demo organization API key (every scope; shown this once, stored only as a hash):\n    ${service.demoKey}\n`,
+      `  Demo organization API key (every scope; shown this once, stored only as a hash):\n    ${apiKey}\n` +
+        `  Demo admin sign-in (shown this once): ${adminEmail} / ${adminPassword}\n` +
+        `  Demo OAuth client (public, PKCE, redirect http://127.0.0.1:<any port>/callback): ${clientId}\n` +
+        `  Discovery: ${service.baseUrl}/.well-known/openid-configuration\n`,
     );
   }
   process.stdout.write(`  Doors: MQTT ${service.doorPath.mqttUrl}; scan a QR value with npx guestpass door scan --facility ID --qr VALUE\n`);

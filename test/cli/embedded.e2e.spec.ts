@@ -7,6 +7,8 @@ import { createLogger } from '../../shared/logger.js';
 import { startEmbedded } from '../../cli/embedded.js';
 import { scanAtDoor } from '../../cli/door.js';
 import { freshDatabase } from '../support/database.js';
+import { authorizeInBrowser } from '../sign-in/support/sign-in-driver.js';
+import { pkce } from '../sign-in/support/session-probe.js';
 
 describe('npm start (the embedded runner)', function () {
   this.timeout(60_000);
@@ -28,6 +30,20 @@ describe('npm start (the embedded runner)', function () {
     let publicId: string;
     try {
       expect(first.demoKey).to.match(/^svc_sk_/);
+      // The demo admin signs in through the demo OAuth client (public, PKCE, loopback redirect).
+      const demo = first.demo!;
+      const { challenge } = pkce();
+      const signedIn = await authorizeInBrowser(first.baseUrl, {
+        clientId: demo.clientId,
+        redirectUri: 'http://127.0.0.1:7777/callback',
+        scope: 'openid profile',
+        codeChallenge: challenge,
+        state: 'demo',
+        email: demo.adminEmail,
+        password: demo.adminPassword,
+      });
+      expect(signedIn.callback.searchParams.get('state')).to.equal('demo');
+      expect(signedIn.callback.searchParams.get('iss')).to.equal(first.baseUrl);
       const auth = { Authorization: `Bearer ${first.demoKey}` };
       const facilities = await fetch(`${first.baseUrl}/api/v1/org/facilities`, { headers: auth });
       expect(facilities.status).to.equal(200);
