@@ -1,9 +1,10 @@
 // GET/POST /signin/second-factor: after the password, a TOTP code or a recovery code.
 //
 // The half-signed-in state (user, password accepted) is a sealed cookie of five minutes; without
-// it the browser starts again at /signin. A six-digit code is a TOTP code; anything shaped like a
-// recovery code is spent with one append on the user's credentials stream (recovery codes work
-// once). Wrong codes are throttled per user. amr: see sign-in-methods.ts.
+// it the browser starts again at /signin. A six-digit code is a TOTP code, its time step spent
+// with one append on the user's credentials stream (TotpCodeAccepted: each code works once, on
+// every replica); anything shaped like a recovery code is spent the same way (recovery codes
+// work once). Wrong codes are throttled per user. amr: see sign-in-methods.ts.
 import type Router from '@koa/router';
 import { RateLimitedError, ValidationError } from '../../shared/errors.js';
 import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
@@ -67,8 +68,9 @@ async function verifySecondFactor(
   if (normaliseTotpCode(code) !== null) {
     const { state } = await deps.handler.load(stream, credentialsDecider);
     const secret = state.totp === null ? null : await openTotpSecret(deps.subjectKeys, state.totp);
-    if (secret === null || !(await acceptTotpCode(env.totpGuard, pending.userId, secret, code, now))) return null;
-    return SIGN_IN_AMR.passwordAndTotp;
+    if (secret === null) return null;
+    const accepted = await acceptTotpCode(deps, { userId: pending.userId, state, secret, code }, userCommandContext(ctx, pending.userId, now));
+    return accepted ? SIGN_IN_AMR.passwordAndTotp : null;
   }
   const codeHash = recoveryCodeHash(code);
   if (codeHash === null) return null;

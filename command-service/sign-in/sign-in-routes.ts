@@ -3,7 +3,6 @@
 // sign-in methods, mounted beside them with the kit they share.
 import Router from '@koa/router';
 import type { HttpState } from '../../shared/http/http-state.js';
-import { TotpReplayGuard } from '../../shared/sign-in/totp-replay-guard.js';
 import type { CommandAppDeps } from '../app.js';
 import { accountRoutes } from './account.js';
 import { authorizeRoute } from './authorize.js';
@@ -24,7 +23,6 @@ export function signInRoutes(deps: CommandAppDeps, options: { trustProxy: boolea
     deps,
     kit: createSignInKit(deps),
     limits: signInLimits(),
-    totpGuard: new TotpReplayGuard(),
     trustProxy: options.trustProxy,
   };
   const router = new Router<HttpState>();

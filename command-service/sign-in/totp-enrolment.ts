@@ -4,8 +4,9 @@
 // URL) and as text. Until it is confirmed, the secret waits in a sealed, short-lived cookie bound
 // to the user (reloading the page keeps the same secret, so a scanned code stays valid). POST
 // with a valid current code seals the secret under a new subject key of the user (destroying the
-// key erases it) and appends TotpEnrolled and RecoveryCodesIssued in one go; the ten recovery
-// codes are shown this once, only their SHA-256 is kept.
+// key erases it) and appends TotpEnrolled, RecoveryCodesIssued and TotpCodeAccepted (the
+// confirming code is spent, so it cannot also pass a sign-in) in one go; the ten recovery codes
+// are shown this once, only their SHA-256 is kept.
 import type Router from '@koa/router';
 import QRCode from 'qrcode';
 import { ConflictError } from '../../shared/errors.js';
@@ -25,7 +26,7 @@ import { TOTP_CODE_REJECTED, recoveryCodesPage, totpEnrolmentPage } from './page
 import type { SignInEnv } from './sign-in-env.js';
 import { userCommandContext } from './sign-in-kit.js';
 import { SIGN_IN_PATHS } from './sign-in-paths.js';
-import { acceptTotpCode } from './totp-check.js';
+import { verifyTotpCode } from './totp-check.js';
 
 interface PendingEnrolment {
   readonly userId: number;
@@ -78,19 +79,25 @@ export function totpEnrolmentRoutes(router: Router<HttpState>, env: SignInEnv): 
     if (pending === null) return redirectTo(ctx, SIGN_IN_PATHS.totp);
     const now = new Date();
     const code = field(ctx.request.body as Record<string, string>, 'code');
-    if (!(await acceptTotpCode(env.totpGuard, session.userId, pending.secret, code, now))) {
-      return render(ctx, session, pending.secret, TOTP_CODE_REJECTED);
-    }
+    const stream = oauthStreams.userCredentials(session.userId);
+    const { state } = await deps.handler.load(stream, credentialsDecider);
+    const acceptedStep = await verifyTotpCode(state, pending.secret, code, now);
+    if (acceptedStep === null) return render(ctx, session, pending.secret, TOTP_CODE_REJECTED);
 
     const key = await deps.subjectKeys.create(`user-${session.userId}`);
     const codes = newRecoveryCodes();
     try {
       await deps.handler.handle(
-        oauthStreams.userCredentials(session.userId),
+        stream,
         credentialsDecider,
         {
           type: 'EnrolTotp',
-          data: { userId: session.userId, secret: seal(key, pending.secret), recoveryCodeHashes: codes.map((c) => recoveryCodeHash(c)!) },
+          data: {
+            userId: session.userId,
+            secret: seal(key, pending.secret),
+            recoveryCodeHashes: codes.map((c) => recoveryCodeHash(c)!),
+            acceptedStep,
+          },
         },
         userCommandContext(ctx, session.userId, now),
       );

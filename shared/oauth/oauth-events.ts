@@ -10,8 +10,8 @@
 //   token-family-{familyId}      TokenFamilyStarted, RefreshTokenRotated, TokenFamilyRevoked
 //   signin-session-{hash}        SignInSessionStarted, SignInSessionEnded  (hash of the cookie secret)
 //   oauth-consents-{userId}      OAuthConsentGranted  (remembered per user and client)
-//   user-credentials-{userId}    TotpEnrolled, RecoveryCodesIssued, RecoveryCodeUsed, PasskeyRegistered,
-//                                PasskeyUsed, FederatedIdentityLinked
+//   user-credentials-{userId}    TotpEnrolled, RecoveryCodesIssued, RecoveryCodeUsed, TotpCodeAccepted,
+//                                PasskeyRegistered, PasskeyUsed, FederatedIdentityLinked
 //   invitation-{inviteId}        InvitationCreated
 //
 // Signing keys are not events: see signing-keys.ts.
@@ -164,6 +164,11 @@ export type TotpEnrolled = { type: 'TotpEnrolled'; data: { userId: number; secre
 /** A new set of single-use recovery codes (their SHA-256 only); replaces any earlier set. */
 export type RecoveryCodesIssued = { type: 'RecoveryCodesIssued'; data: { userId: number; codeHashes: string[] } };
 export type RecoveryCodeUsed = { type: 'RecoveryCodeUsed'; data: { userId: number; codeHash: string } };
+/**
+ * A TOTP code of this RFC 6238 time step (Unix time / 30 s) was accepted: no code of this step or
+ * an earlier one is accepted again (RFC 6238 §5.2), on any replica.
+ */
+export type TotpCodeAccepted = { type: 'TotpCodeAccepted'; data: { userId: number; timeStep: number } };
 /** A WebAuthn credential: its id and COSE public key (public data), and the signature counter. */
 export type PasskeyRegistered = {
   type: 'PasskeyRegistered';
@@ -190,6 +195,7 @@ export type UserCredentialEvent =
   | TotpEnrolled
   | RecoveryCodesIssued
   | RecoveryCodeUsed
+  | TotpCodeAccepted
   | PasskeyRegistered
   | PasskeyUsed
   | FederatedIdentityLinked;
@@ -317,6 +323,7 @@ export const OAUTH_EVENT_SCHEMAS: Readonly<Record<OAuthEventType, EventSchema>> 
     schema: object({ userId, codeHashes: { type: 'array', items: hash, minItems: 1, maxItems: 20, uniqueItems: true } }),
   },
   RecoveryCodeUsed: { version: 1, schema: object({ userId, codeHash: hash }) },
+  TotpCodeAccepted: { version: 1, schema: object({ userId, timeStep: { type: 'integer', minimum: 0, maximum: 1e12 } }) },
   PasskeyRegistered: {
     version: 1,
     schema: object({

@@ -10,13 +10,18 @@
 //   * enrolment issues the recovery codes in the same append, so there is never a TOTP factor
 //     without a way back in; a new set replaces every code of the earlier one;
 //   * a recovery code works once: the append of RecoveryCodeUsed, with the stream's expected
-//     revision, is what spends it, so two sign-ins racing with one code cannot both pass.
+//     revision, is what spends it, so two sign-ins racing with one code cannot both pass;
+//   * a TOTP code works once (RFC 6238 §5.2): TotpCodeAccepted records its time step, and only a
+//     later step is accepted afterwards. Kept in the stream, not in process memory, so a code
+//     cannot be replayed on another replica, and the expected revision settles two submissions
+//     of one code racing anywhere. The code that confirmed the enrolment is spent the same way.
 import type { Decider } from '../domain/decider.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import type {
   RecoveryCodeUsed,
   RecoveryCodesIssued,
   SealedValue,
+  TotpCodeAccepted,
   TotpEnrolled,
   UserCredentialEvent,
 } from '../oauth/oauth-events.js';
@@ -27,6 +32,8 @@ export interface CredentialsState {
   readonly totp: SealedValue | null;
   /** SHA-256 of the recovery codes of the current set that are still unused. */
   readonly recoveryCodes: ReadonlySet<string>;
+  /** The RFC 6238 time step of the last TOTP code accepted; null before the first. */
+  readonly lastTotpStep: number | null;
   /** Credential ids of the registered passkeys. */
   readonly passkeys: ReadonlySet<string>;
   /** Issuers of the linked upstream accounts. */
@@ -34,18 +41,29 @@ export interface CredentialsState {
 }
 
 export type CredentialsCommand =
-  | { type: 'EnrolTotp'; data: { userId: number; secret: SealedValue; recoveryCodeHashes: readonly string[] } }
-  | { type: 'UseRecoveryCode'; data: RecoveryCodeUsed['data'] };
+  | {
+      type: 'EnrolTotp';
+      /** `acceptedStep`: the time step of the code that confirmed the secret (spent by enrolling). */
+      data: { userId: number; secret: SealedValue; recoveryCodeHashes: readonly string[]; acceptedStep: number };
+    }
+  | { type: 'UseRecoveryCode'; data: RecoveryCodeUsed['data'] }
+  | { type: 'AcceptTotpCode'; data: TotpCodeAccepted['data'] };
 
 /** The only message of a refused recovery code: unknown, spent and malformed look the same. */
 export const RECOVERY_CODE_REJECTED = 'the recovery code is not valid';
 
+/** The only message of a refused TOTP time step: no factor, already used and malformed look the same. */
+export const TOTP_CODE_REFUSED = 'the authenticator code is not valid';
+
 const SHA256_HEX = new RegExp(SHA256_HEX_PATTERN);
+
+const isTimeStep = (step: number) => Number.isSafeInteger(step) && step >= 0;
+const isAfterLastStep = (state: CredentialsState, step: number) => state.lastTotpStep === null || step > state.lastTotpStep;
 
 const added = <T>(set: ReadonlySet<T>, value: T): ReadonlySet<T> => (set.has(value) ? set : new Set([...set, value]));
 
 export const credentialsDecider: Decider<CredentialsCommand, UserCredentialEvent, CredentialsState> = {
-  initialState: () => ({ totp: null, recoveryCodes: new Set(), passkeys: new Set(), federatedIssuers: new Set() }),
+  initialState: () => ({ totp: null, recoveryCodes: new Set(), lastTotpStep: null, passkeys: new Set(), federatedIssuers: new Set() }),
 
   evolve(state, event) {
     switch (event.type) {
@@ -58,6 +76,8 @@ export const credentialsDecider: Decider<CredentialsCommand, UserCredentialEvent
         recoveryCodes.delete(event.data.codeHash);
         return { ...state, recoveryCodes };
       }
+      case 'TotpCodeAccepted':
+        return { ...state, lastTotpStep: event.data.timeStep };
       case 'PasskeyRegistered':
         return { ...state, passkeys: added(state.passkeys, event.data.credentialId) };
       case 'FederatedIdentityLinked':
@@ -70,15 +90,19 @@ export const credentialsDecider: Decider<CredentialsCommand, UserCredentialEvent
   decide(command, state) {
     switch (command.type) {
       case 'EnrolTotp': {
-        const { userId, secret, recoveryCodeHashes } = command.data;
+        const { userId, secret, recoveryCodeHashes, acceptedStep } = command.data;
         const hashes = [...new Set(recoveryCodeHashes)];
         if (hashes.length === 0 || hashes.length !== recoveryCodeHashes.length || !hashes.every((h) => SHA256_HEX.test(h))) {
           throw new ValidationError('the recovery codes are malformed');
         }
+        if (!isTimeStep(acceptedStep)) throw new ValidationError('the time step is malformed');
         if (state.totp !== null) throw new ConflictError('an authenticator app is already set up for this account');
+        if (!isAfterLastStep(state, acceptedStep)) throw new ValidationError(TOTP_CODE_REFUSED);
         const enrolled: TotpEnrolled = { type: 'TotpEnrolled', data: { userId, secret } };
         const issued: RecoveryCodesIssued = { type: 'RecoveryCodesIssued', data: { userId, codeHashes: hashes } };
-        return [enrolled, issued];
+        // The confirming code is spent like any other, so it cannot also pass a sign-in.
+        const accepted: TotpCodeAccepted = { type: 'TotpCodeAccepted', data: { userId, timeStep: acceptedStep } };
+        return [enrolled, issued, accepted];
       }
       case 'UseRecoveryCode': {
         const { userId, codeHash } = command.data;
@@ -86,6 +110,13 @@ export const credentialsDecider: Decider<CredentialsCommand, UserCredentialEvent
         if (state.totp === null || !state.recoveryCodes.has(codeHash)) throw new ValidationError(RECOVERY_CODE_REJECTED);
         const used: RecoveryCodeUsed = { type: 'RecoveryCodeUsed', data: { userId, codeHash } };
         return [used];
+      }
+      case 'AcceptTotpCode': {
+        const { userId, timeStep } = command.data;
+        // Refused like a spent recovery code: no factor, a replayed step and a malformed one look the same.
+        if (state.totp === null || !isTimeStep(timeStep) || !isAfterLastStep(state, timeStep)) throw new ValidationError(TOTP_CODE_REFUSED);
+        const accepted: TotpCodeAccepted = { type: 'TotpCodeAccepted', data: { userId, timeStep } };
+        return [accepted];
       }
     }
   },

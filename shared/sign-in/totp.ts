@@ -4,7 +4,8 @@
 //
 // Window: the current step and one on either side (RFC 6238 §5.2 allows for transmission delay and
 // clock drift; one step each way is the usual compromise). Replay: a code is never accepted for a
-// step at or before the last step accepted for the user (`afterStep`, see totp-replay-guard.ts).
+// step at or before the last step accepted for the user (`afterStep`: the credentials stream's
+// last TotpCodeAccepted, see credentials-decider.ts).
 import { generateSecret, generateURI, verify } from 'otplib';
 
 export const TOTP_PERIOD_SECONDS = 30;

@@ -42,6 +42,7 @@ const breakages: { readonly [T in DomainEventType]: (data: Record<string, unknow
   TotpEnrolled: (d) => void (d.secret = 'JBSWY3DPEHPK3PXP'),
   RecoveryCodesIssued: (d) => void (d.codeHashes = ['abcd-efgh']),
   RecoveryCodeUsed: (d) => void (d.codeHash = 'abcd-efgh'),
+  TotpCodeAccepted: (d) => void (d.timeStep = -1),
   PasskeyRegistered: (d) => void (d.counter = -1),
   PasskeyUsed: (d) => void (d.credentialId = 'not base64url!'),
   FederatedIdentityLinked: (d) => void (d.issuer = 'ftp://upstream'),

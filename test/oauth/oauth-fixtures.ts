@@ -72,6 +72,7 @@ export const SIGN_IN_SAMPLES: OAuthEvent[] = [
   { type: 'TotpEnrolled', data: { userId: 42, secret: SEALED } },
   { type: 'RecoveryCodesIssued', data: { userId: 42, codeHashes: [sha256Hex('r1'), sha256Hex('r2')] } },
   { type: 'RecoveryCodeUsed', data: { userId: 42, codeHash: sha256Hex('r1') } },
+  { type: 'TotpCodeAccepted', data: { userId: 42, timeStep: 58_333_333 } },
   {
     type: 'PasskeyRegistered',
     data: { userId: 42, credentialId: 'Y3JlZA', publicKey: 'cHVibGlj', counter: 0, transports: ['internal', 'hybrid'] },

@@ -3,7 +3,7 @@ import { fold } from '../../shared/domain/decider.js';
 import { ConflictError, ValidationError } from '../../shared/errors.js';
 import type { UserCredentialEvent } from '../../shared/oauth/oauth-events.js';
 import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
-import { credentialsDecider, hasSecondFactor, type CredentialsCommand } from '../../shared/sign-in/credentials-decider.js';
+import { credentialsDecider, hasSecondFactor, TOTP_CODE_REFUSED, type CredentialsCommand } from '../../shared/sign-in/credentials-decider.js';
 import { deciderSpec } from '../support/given-when-then.js';
 import { expectSchemaValid } from '../oauth/oauth-fixtures.js';
 
@@ -15,8 +15,18 @@ const r3 = sha256Hex('r3');
 const enrolled: UserCredentialEvent = { type: 'TotpEnrolled', data: { userId: 42, secret } };
 const issued = (...codeHashes: string[]): UserCredentialEvent => ({ type: 'RecoveryCodesIssued', data: { userId: 42, codeHashes } });
 const used = (codeHash: string): UserCredentialEvent => ({ type: 'RecoveryCodeUsed', data: { userId: 42, codeHash } });
-const enrol = (...recoveryCodeHashes: string[]): CredentialsCommand => ({ type: 'EnrolTotp', data: { userId: 42, secret, recoveryCodeHashes } });
+/** The time step of the code that confirmed the enrolment in these tests (2025-06-01T10:00Z / 30 s). */
+const STEP = 58_292_400;
+const accepted = (timeStep: number): UserCredentialEvent => ({ type: 'TotpCodeAccepted', data: { userId: 42, timeStep } });
+const enrolAt = (acceptedStep: number, ...recoveryCodeHashes: string[]): CredentialsCommand => ({
+  type: 'EnrolTotp',
+  data: { userId: 42, secret, recoveryCodeHashes, acceptedStep },
+});
+const enrol = (...recoveryCodeHashes: string[]): CredentialsCommand => enrolAt(STEP, ...recoveryCodeHashes);
 const useCode = (codeHash: string): CredentialsCommand => ({ type: 'UseRecoveryCode', data: { userId: 42, codeHash } });
+const acceptCode = (timeStep: number): CredentialsCommand => ({ type: 'AcceptTotpCode', data: { userId: 42, timeStep } });
+/** What an enrolment appends: the factor, its recovery codes, and the confirming code spent. */
+const enrolment = (...codeHashes: string[]): UserCredentialEvent[] => [enrolled, issued(...codeHashes), accepted(STEP)];
 const passkey: UserCredentialEvent = {
   type: 'PasskeyRegistered',
   data: { userId: 42, credentialId: 'Y3JlZA', publicKey: 'cHVibGlj', counter: 0, transports: ['internal'] },
@@ -26,12 +36,23 @@ const linked: UserCredentialEvent = { type: 'FederatedIdentityLinked', data: { u
 
 describe('credentials decider', () => {
   describe('EnrolTotp', () => {
-    it('given no factor, records TotpEnrolled and RecoveryCodesIssued in one go (schema-valid)', () => {
-      expectSchemaValid(spec.given([]).when(enrol(r1, r2)).then([enrolled, issued(r1, r2)]));
+    it('given no factor, records TotpEnrolled, RecoveryCodesIssued and the confirming code\'s TotpCodeAccepted in one go (schema-valid)', () => {
+      expectSchemaValid(spec.given([]).when(enrol(r1, r2)).then([enrolled, issued(r1, r2), accepted(STEP)]));
+    });
+
+    it('spends the code that confirmed the enrolment: its step cannot be accepted afterwards, the next one can', () => {
+      spec.given(enrolment(r1)).when(acceptCode(STEP)).thenThrows(ValidationError, /not valid/);
+      spec.given(enrolment(r1)).when(acceptCode(STEP + 1)).then([accepted(STEP + 1)]);
+    });
+
+    it('refuses a confirming time step that is not a non-negative integer', () => {
+      for (const step of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+        spec.given([]).when(enrolAt(step, r1)).thenThrows(ValidationError, /time step/);
+      }
     });
 
     it('refuses a second enrolment while one is active', () => {
-      spec.given([enrolled, issued(r1)]).when(enrol(r2)).thenThrows(ConflictError);
+      spec.given(enrolment(r1)).when(enrol(r2)).thenThrows(ConflictError);
     });
 
     it('refuses no recovery codes, a repeated one, or something that is not a SHA-256 hex', () => {
@@ -61,21 +82,58 @@ describe('credentials decider', () => {
     });
   });
 
+  describe('AcceptTotpCode', () => {
+    it('records a step later than the last one accepted (schema-valid), and folds it as the last step', () => {
+      expectSchemaValid(spec.given(enrolment(r1)).when(acceptCode(STEP + 2)).then([accepted(STEP + 2)]));
+      spec.given(enrolment(r1)).when(acceptCode(STEP + 2)).thenInspect((_, state) => expect(state.lastTotpStep).to.equal(STEP + 2));
+    });
+
+    it('refuses the same step again and any earlier step: each code works once (RFC 6238 §5.2)', () => {
+      const history = [...enrolment(r1), accepted(STEP + 2)];
+      spec.given(history).when(acceptCode(STEP + 2)).thenThrows(ValidationError, /not valid/);
+      spec.given(history).when(acceptCode(STEP + 1)).thenThrows(ValidationError, /not valid/);
+      const refused = spec.given(history).when(acceptCode(STEP)).thenThrows(ValidationError);
+      expect(refused.message).to.equal(TOTP_CODE_REFUSED);
+      spec.given(history).when(acceptCode(STEP + 3)).then([accepted(STEP + 3)]);
+    });
+
+    it('given an enrolment recorded before steps were (no TotpCodeAccepted yet), accepts the first code', () => {
+      spec.given([enrolled, issued(r1)]).when(acceptCode(STEP)).then([accepted(STEP)]);
+    });
+
+    it('refuses every step when no TOTP factor is enrolled', () => {
+      spec.given([]).when(acceptCode(STEP)).thenThrows(ValidationError, /not valid/);
+      spec.given([passkey, linked]).when(acceptCode(STEP)).thenThrows(ValidationError, /not valid/);
+    });
+
+    it('refuses a step that is not a non-negative integer', () => {
+      for (const step of [-1, 1.5, Number.NaN]) spec.given(enrolment(r1)).when(acceptCode(step)).thenThrows(ValidationError, /not valid/);
+    });
+
+    it('leaves the recovery codes alone, and a recovery code leaves the last step alone', () => {
+      spec.given([...enrolment(r1, r2), accepted(STEP + 1)]).when(useCode(r2)).then([used(r2)]);
+      spec.given([...enrolment(r1, r2), used(r1)]).when(acceptCode(STEP)).thenThrows(ValidationError, /not valid/);
+      spec.given([...enrolment(r1, r2), used(r1)]).when(acceptCode(STEP + 1)).then([accepted(STEP + 1)]);
+    });
+  });
+
   describe('the other methods on the same stream', () => {
     it('folds passkey and federated events harmlessly, and still decides on TOTP', () => {
-      spec.given([passkey, passkeyUsed, linked]).when(enrol(r1)).then([enrolled, issued(r1)]);
+      spec.given([passkey, passkeyUsed, linked]).when(enrol(r1)).then(enrolment(r1));
       spec.given([enrolled, passkey, issued(r1), passkeyUsed, linked]).when(useCode(r1)).then([used(r1)]);
     });
 
     it('describes the account: second factor, passkeys (each once), providers', () => {
       const before = fold(credentialsDecider, [passkey, passkey, passkeyUsed, linked]);
       expect(hasSecondFactor(before)).to.equal(false);
+      expect(before.lastTotpStep).to.equal(null);
       expect(before.passkeys.size).to.equal(1);
       expect([...before.federatedIssuers]).to.deep.equal(['https://upstream.example']);
-      const after = fold(credentialsDecider, [passkey, enrolled, issued(r1, r2), used(r1)]);
+      const after = fold(credentialsDecider, [passkey, ...enrolment(r1, r2), used(r1), accepted(STEP + 1)]);
       expect(hasSecondFactor(after)).to.equal(true);
       expect(after.totp).to.deep.equal(secret);
       expect([...after.recoveryCodes]).to.deep.equal([r2]);
+      expect(after.lastTotpStep).to.equal(STEP + 1);
     });
   });
 });

@@ -1,10 +1,14 @@
 // Two-step verification end to end: enrolling an authenticator app from the account page (QR
 // code, confirmation, recovery codes), then password plus TOTP or a recovery code at sign-in.
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { generate } from 'otplib';
 import { startStack, type Stack } from '../support/stack.js';
+import { acceptTotpCode } from '../../command-service/sign-in/totp-check.js';
+import { CommandHandler } from '../../shared/event-store/command-handler.js';
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
+import { credentialsDecider } from '../../shared/sign-in/credentials-decider.js';
 import { Browser, csrfTokenOf } from './support/browser.js';
 import { authorizeInBrowser, submitPassword, totpCandidates } from './support/sign-in-driver.js';
 import { codeIssued, pkce, signedInBrowser, startedSession } from './support/session-probe.js';
@@ -33,9 +37,11 @@ describe('two-step verification (TOTP and recovery codes)', function () {
   const secretOf = (page: string) => /<code id="totp-secret">([A-Z2-7 ]+)<\/code>/.exec(page)![1]!.replace(/ /g, '');
   const recoveryCodesOf = (page: string) => [...page.matchAll(/<li><code>([0-9a-z-]+)<\/code><\/li>/g)].map((m) => m[1]!);
   const credentialEvents = (userId: number) => stack.store.readStream(oauthStreams.userCredentials(userId));
+  const acceptedSteps = async (userId: number) =>
+    (await credentialEvents(userId)).filter((e) => e.type === 'TotpCodeAccepted').map((e) => (e.data as { timeStep: number }).timeStep);
 
   /** A new user who has turned on TOTP through the account page. */
-  async function enrolledUser(): Promise<Enrolled & { browser: Browser }> {
+  async function enrolledUser(): Promise<Enrolled & { browser: Browser; enrolmentCode: string }> {
     const u = await stack.seed.user(orgId);
     const browser = await signedInBrowser(stack, u.email, u.password!);
     const page = await browser.get('/account/totp');
@@ -44,12 +50,12 @@ describe('two-step verification (TOTP and recovery codes)', function () {
     const code = (await totpCandidates(secret))[0]!;
     const done = await browser.post('/account/totp', { csrf: csrfTokenOf(page.text), code });
     expect(done.status).to.equal(200);
-    return { userId: u.userId, email: u.email, password: u.password!, secret, recoveryCodes: recoveryCodesOf(done.text), browser };
+    return { userId: u.userId, email: u.email, password: u.password!, secret, recoveryCodes: recoveryCodesOf(done.text), browser, enrolmentCode: code };
   }
 
   /** Password accepted, second factor pending: the browser and the second-factor page's CSRF token. */
-  async function halfSignedIn(user: { email: string; password: string }): Promise<{ browser: Browser; csrf: string }> {
-    const browser = new Browser(stack.baseUrl);
+  async function halfSignedIn(user: { email: string; password: string }, baseUrl = stack.baseUrl): Promise<{ browser: Browser; csrf: string }> {
+    const browser = new Browser(baseUrl);
     expect(await submitPassword(browser, user.email, user.password)).to.equal('/signin/second-factor');
     const page = await browser.get('/signin/second-factor');
     expect(page.status).to.equal(200);
@@ -93,7 +99,9 @@ describe('two-step verification (TOTP and recovery codes)', function () {
       expect(secretOf(wrong.text)).to.equal(secret);
       expect(await credentialEvents(u.userId)).to.deep.equal([]);
 
-      const done = await browser.post('/account/totp', { csrf, code: await generate({ secret }) });
+      // The code of a known step: the enrolment must record that step as spent.
+      const epoch = Math.floor(Date.now() / 1000);
+      const done = await browser.post('/account/totp', { csrf, code: await generate({ secret, epoch }) });
       expect(done.status).to.equal(200);
       expect(done.headers.get('cache-control')).to.equal('no-store');
       const codes = recoveryCodesOf(done.text);
@@ -101,7 +109,8 @@ describe('two-step verification (TOTP and recovery codes)', function () {
       expect(done.setCookies.find((c) => c.name === 'gp_totp')?.attributes['max-age']).to.equal('0');
 
       const events = await credentialEvents(u.userId);
-      expect(events.map((e) => e.type)).to.deep.equal(['TotpEnrolled', 'RecoveryCodesIssued']);
+      expect(events.map((e) => e.type)).to.deep.equal(['TotpEnrolled', 'RecoveryCodesIssued', 'TotpCodeAccepted']);
+      expect(events[2]!.data).to.deep.equal({ userId: u.userId, timeStep: Math.floor(epoch / 30) });
       const stored = JSON.stringify(events.map((e) => e.data));
       expect(stored).to.not.include(secret);
       for (const code of codes) expect(stored).to.not.include(code);
@@ -177,6 +186,79 @@ describe('two-step verification (TOTP and recovery codes)', function () {
       const replay = await second.browser.post('/signin/second-factor', { csrf: second.csrf, code: accepted! });
       expect(replay.status).to.equal(400);
       expect(second.browser.jar.get('gp_session')).to.equal(undefined);
+    });
+
+    it('the code that confirmed the enrolment does not also pass the second factor', async () => {
+      const user = await enrolledUser();
+      const { browser, csrf } = await halfSignedIn(user);
+      const res = await browser.post('/signin/second-factor', { csrf, code: user.enrolmentCode });
+      expect(res.status).to.equal(400);
+      expect(browser.jar.get('gp_session')).to.equal(undefined);
+      expect(await acceptedSteps(user.userId)).to.have.length(1);
+    });
+
+    it('a TOTP code accepted through one gateway is refused through another over the same database', async () => {
+      // Another gateway with its own command app: whatever an app keeps in memory, it does not share.
+      const other = await stack.serve({ issuer: stack.baseUrl });
+      try {
+        const user = await enrolledUser();
+        const first = await halfSignedIn(user);
+        const candidates = await totpCandidates(user.secret);
+        let accepted = -1;
+        for (const [i, code] of candidates.entries()) {
+          if ((await first.browser.post('/signin/second-factor', { csrf: first.csrf, code })).status === 302) {
+            accepted = i;
+            break;
+          }
+        }
+        expect(accepted).to.be.oneOf([0, 1]);
+
+        const second = await halfSignedIn(user, other.baseUrl);
+        const replay = await second.browser.post('/signin/second-factor', { csrf: second.csrf, code: candidates[accepted]! });
+        expect(replay.status).to.equal(400);
+        expect(second.browser.jar.get('gp_session')).to.equal(undefined);
+        // The other gateway is not refusing everything: the next step's code passes there.
+        const next = await second.browser.post('/signin/second-factor', { csrf: second.csrf, code: candidates[accepted + 1]! });
+        expect(next.status).to.equal(302);
+        expect(second.browser.jar.get('gp_session')).to.be.a('string');
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('two concurrent submissions of one code: exactly one signs in', async () => {
+      const user = await enrolledUser();
+      const [a, b] = await Promise.all([halfSignedIn(user), halfSignedIn(user)]);
+      // The current step's code: later than the enrolment's (previous step), so it is valid once.
+      const code = (await totpCandidates(user.secret))[1]!;
+      const results = await Promise.all([
+        a.browser.post('/signin/second-factor', { csrf: a.csrf, code }),
+        b.browser.post('/signin/second-factor', { csrf: b.csrf, code }),
+      ]);
+      expect(results.map((r) => r.status).sort()).to.deep.equal([302, 400]);
+      expect([a, b].filter((x) => x.browser.jar.get('gp_session') !== undefined)).to.have.length(1);
+      // The enrolment's step and this code's, each once.
+      const steps = await acceptedSteps(user.userId);
+      expect(steps).to.have.length(2);
+      expect(new Set(steps).size).to.equal(2);
+    });
+
+    it('two replicas (separate command handlers) racing to accept one code: exactly one wins', async () => {
+      const user = await enrolledUser();
+      const code = (await totpCandidates(user.secret))[1]!;
+      // As two processes would: no shared cache or queue, only the stream's expected revision between them.
+      const replicas = [new CommandHandler(stack.store), new CommandHandler(stack.store)];
+      // Both read the stream before either accepts, so both verify the code: only the append can refuse one.
+      const loaded = await Promise.all(replicas.map((handler) => handler.load(oauthStreams.userCredentials(user.userId), credentialsDecider)));
+      const states = loaded.map((l) => l.state);
+      const results = await Promise.all(
+        replicas.map((handler, i) => {
+          const context = { correlationId: randomUUID(), causationId: null, actor: { kind: 'user', id: user.userId } as const, now: new Date() };
+          return acceptTotpCode({ handler }, { userId: user.userId, state: states[i]!, secret: user.secret, code }, context);
+        }),
+      );
+      expect(results.sort()).to.deep.equal([false, true]);
+      expect(await acceptedSteps(user.userId)).to.have.length(2);
     });
 
     it('a wrong code: 400 with the error tied to the field, no session', async () => {

@@ -1,7 +1,10 @@
 import { expect } from 'chai';
 import { generate } from 'otplib';
+import { verifyTotpCode } from '../../command-service/sign-in/totp-check.js';
+import { fold } from '../../shared/domain/decider.js';
+import type { UserCredentialEvent } from '../../shared/oauth/oauth-events.js';
+import { credentialsDecider } from '../../shared/sign-in/credentials-decider.js';
 import { formatTotpSecret, isTotpSecret, newTotpSecret, normaliseTotpCode, totpUri, verifyTotp } from '../../shared/sign-in/totp.js';
-import { TotpReplayGuard } from '../../shared/sign-in/totp-replay-guard.js';
 
 const secret = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ'; // RFC 6238 test key "12345678901234567890"
 const now = new Date('2025-06-01T10:00:10.000Z');
@@ -36,6 +39,18 @@ describe('TOTP', () => {
     expect(await verifyTotp(secret, await codeAt(30), { now, afterStep: step })).to.equal(step + 1);
   });
 
+  it('verifies against the credentials stream: only a step after its last TotpCodeAccepted', async () => {
+    const sealed = { keyId: 'k1', iv: 'AAAAAAAAAAAAAAAA', ciphertext: 'c2VjcmV0', tag: 'AAAAAAAAAAAAAAAAAAAAAA' };
+    const enrolled: UserCredentialEvent = { type: 'TotpEnrolled', data: { userId: 42, secret: sealed } };
+    const accepted = (timeStep: number): UserCredentialEvent => ({ type: 'TotpCodeAccepted', data: { userId: 42, timeStep } });
+    const fresh = fold(credentialsDecider, [enrolled]);
+    expect(await verifyTotpCode(fresh, secret, await codeAt(-30), now)).to.equal(step - 1);
+    const spent = fold(credentialsDecider, [enrolled, accepted(step - 1), accepted(step)]);
+    expect(await verifyTotpCode(spent, secret, await codeAt(-30), now)).to.equal(null);
+    expect(await verifyTotpCode(spent, secret, await codeAt(0), now)).to.equal(null);
+    expect(await verifyTotpCode(spent, secret, await codeAt(30), now)).to.equal(step + 1);
+  });
+
   it('reads a code typed with spaces', async () => {
     const code = await codeAt(0);
     expect(normaliseTotpCode(`${code.slice(0, 3)} ${code.slice(3)}`)).to.equal(code);
@@ -53,27 +68,5 @@ describe('TOTP', () => {
     expect(decodeURIComponent(uri.pathname)).to.equal('/Guest Pass:uma@example.com');
     expect(uri.searchParams.get('secret')).to.equal(secret);
     expect(uri.searchParams.get('issuer')).to.equal('Guest Pass');
-  });
-});
-
-describe('TOTP replay guard', () => {
-  const at = (seconds: number) => new Date(now.getTime() + seconds * 1000);
-
-  it('accepts a step once per user, and only steps after the last accepted', () => {
-    const guard = new TotpReplayGuard();
-    expect(guard.lastStep(42, now)).to.equal(undefined);
-    expect(guard.accept(42, step, now)).to.equal(true);
-    expect(guard.lastStep(42, now)).to.equal(step);
-    expect(guard.accept(42, step, now)).to.equal(false);
-    expect(guard.accept(42, step - 1, now)).to.equal(false);
-    expect(guard.accept(42, step + 1, now)).to.equal(true);
-    expect(guard.accept(43, step, now)).to.equal(true);
-  });
-
-  it('forgets a user once no code of the remembered step can verify any more', () => {
-    const guard = new TotpReplayGuard();
-    guard.accept(42, step, now);
-    expect(guard.lastStep(42, at(119))).to.equal(step);
-    expect(guard.lastStep(42, at(121))).to.equal(undefined);
   });
 });
