@@ -20,19 +20,13 @@ import { KAFKA_BROKERS, MOSQUITTO_URL } from '../test/door/support/door-componen
 import type { AckObservation } from '../door-gateway/door-gateway.js';
 import type { ControllerSimulator } from '../door-gateway/controller-simulator.js';
 import { percentile } from './percentile.js';
+import { numberOption } from './command-line-options.js';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return value;
-}
-
-const FACILITIES = arg('facilities', 10);
-const PASSES = arg('passes', 10_000);
-const RATE = arg('rate', 50);
-const SECONDS = arg('seconds', 10);
-const CONTROLLERS = arg('controllers', 2);
+const FACILITIES = numberOption('facilities', 10);
+const PASSES = numberOption('passes', 10_000);
+const RATE = numberOption('rate', 50);
+const SECONDS = numberOption('seconds', 10);
+const CONTROLLERS = numberOption('controllers', 2);
 const ADMINS = 4;
 const SETUP_TIMEOUT_MS = 240_000;
 

@@ -14,17 +14,11 @@ import os from 'node:os';
 import { startStack, passBody } from '../test/support/stack.js';
 import { stopTestDatabases, databaseKind } from '../test/support/database.js';
 import { percentile } from './percentile.js';
+import { numberOption } from './command-line-options.js';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return value;
-}
-
-const SECONDS = arg('seconds', 15);
-const CONCURRENCY = arg('concurrency', 16);
-const ADMINS = arg('admins', 1);
+const SECONDS = numberOption('seconds', 15);
+const CONCURRENCY = numberOption('concurrency', 16);
+const ADMINS = numberOption('admins', 1);
 const WARMUP_MS = 2000;
 
 async function main(): Promise<void> {

@@ -12,16 +12,11 @@ import { startStack } from '../test/support/stack.js';
 import { stopTestDatabases, databaseKind } from '../test/support/database.js';
 import { PageCursor } from '../shared/http/page-cursor.js';
 import { percentile } from './percentile.js';
+import { integerOption } from './command-line-options.js';
+import { runThenExit } from './run-then-exit.js';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer`);
-  return value;
-}
-
-const PASSES = arg('passes', 1_000_000);
-const REQUESTS = arg('requests', 1000);
+const PASSES = integerOption('passes', 1_000_000);
+const REQUESTS = integerOption('requests', 1000);
 const CASE_TIME_LIMIT_MS = 30_000;
 const CURSOR_SECRET = 'bench-list-passes-cursor-secret-0123456789';
 
@@ -132,10 +127,4 @@ async function main(): Promise<void> {
   await stopTestDatabases();
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    void stopTestDatabases().finally(() => process.exit(1));
-  },
-);
+runThenExit(main);

@@ -32,17 +32,11 @@ import { RpcClient } from './oauth-bench/rpc.js';
 import { measureSigningFloor, type SigningFloor } from './oauth-bench/signing-floor.js';
 import { machineCpuSeconds, processCpuSeconds } from './oauth-bench/machine-cpu.js';
 import type { IssuedCode, Phase, RunResult, RunSpec, ServerInfo, Target } from './oauth-bench/protocol.js';
+import { numberOption } from './command-line-options.js';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return value;
-}
-
-const SECONDS = arg('seconds', 5);
-const CONCURRENCY = Math.round(arg('concurrency', 16));
-const WARMUP_SECONDS = arg('warmup', 2);
+const SECONDS = numberOption('seconds', 5);
+const CONCURRENCY = Math.round(numberOption('concurrency', 16));
+const WARMUP_SECONDS = numberOption('warmup', 2);
 /** Codes for the code-exchange warm-up (it ends early when they run out). */
 const WARMUP_CODES = Math.max(1000, CONCURRENCY * 50);
 /** Access tokens the introspection phase cycles through. */

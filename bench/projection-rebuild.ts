@@ -19,18 +19,12 @@ import { createLogger } from '../shared/logger.js';
 import { rebuildProjections } from '../projections/rebuild.js';
 import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js';
 import { databaseKind, freshDatabase, stopTestDatabases } from '../test/support/database.js';
+import { integerOption } from './command-line-options.js';
 
 const TIME_LIMIT_MS = 120_000;
 const ORGS = 100;
 const USERS_PER_ORG = 20;
 const FACILITIES_PER_ORG = 2;
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer`);
-  return value;
-}
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
@@ -231,10 +225,10 @@ function seedInChild(url: string, target: number): Promise<{ events: number; pas
 }
 
 async function main(): Promise<void> {
-  const target = arg('events', 200_000);
+  const target = integerOption('events', 200_000);
   const seedAt = process.argv.indexOf('--seed-child');
   if (seedAt >= 0) return seedChild(process.argv[seedAt + 1]!, target);
-  const batchSize = arg('batch-size', 2000);
+  const batchSize = integerOption('batch-size', 2000);
   const guard = setTimeout(() => {
     console.error(`bench exceeded ${TIME_LIMIT_MS / 1000}s; stopping`);
     process.exit(2);

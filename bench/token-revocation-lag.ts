@@ -22,16 +22,11 @@ import { oauthStreams } from '../shared/oauth/oauth-events.js';
 import { tokenFamilyDecider } from '../shared/oauth/token-family-decider.js';
 import { accessToken, operator, serveUserApi, signedInUser, startFamily, userTenant } from '../test/user-api/user-api-fixtures.js';
 import { percentile } from './percentile.js';
+import { integerOption } from './command-line-options.js';
+import { runThenExit } from './run-then-exit.js';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer`);
-  return value;
-}
-
-const RUNS = arg('runs', 200);
-const POLLERS = arg('pollers', 1);
+const RUNS = integerOption('runs', 200);
+const POLLERS = integerOption('pollers', 1);
 const WARM_UP_RUNS = 10;
 /** A run that has not seen the 401 by then is a failure, not a slow sample. */
 const RUN_TIMEOUT_MS = 10_000;
@@ -122,10 +117,4 @@ async function main(): Promise<void> {
   await stopTestDatabases();
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    void stopTestDatabases().finally(() => process.exit(1));
-  },
-);
+runThenExit(main);

@@ -1,13 +1,14 @@
 // Organization API, writes: create passes and revoke a pass with an organization API key.
 // Attribution and the monthly invite allowance go to the admin who created the key
 // (principal.userId); events record the key as actor and the request id as correlation id.
+// The create handler, its 201 body and the command context serve the user-delegated writes too.
 import Router from '@koa/router';
 import { parseCreatePassRequest } from '../../shared/domain/pass-request.js';
 import { apiKeyAuth } from '../../shared/auth/api-key-auth.js';
 import { requireScope } from '../../shared/auth/scope-guard.js';
-import { actorOf, type ApiKeyPrincipal } from '../../shared/auth/principal.js';
+import { actorOf, type ApiKeyPrincipal, type Principal } from '../../shared/auth/principal.js';
 import { jsonBody } from '../../shared/http/json-body.js';
-import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
+import type { HttpContext, HttpMiddleware, HttpState } from '../../shared/http/http-state.js';
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
 import type { CommandDeps } from '../command-deps.js';
 import { createPasses, type IssuedPass } from '../passes/create-passes.js';
@@ -32,7 +33,8 @@ function apiKeyPrincipal(ctx: HttpContext): ApiKeyPrincipal {
   return principal;
 }
 
-function commandContext(ctx: HttpContext, principal: ApiKeyPrincipal, now: Date): CommandContext {
+/** The context of a write of either API: the principal as actor, the request id as correlation id. */
+export function commandContext(ctx: HttpContext, principal: Principal, now: Date): CommandContext {
   return { correlationId: ctx.state.requestId, causationId: null, actor: actorOf(principal), now };
 }
 
@@ -55,29 +57,31 @@ export function passCreateResponse(passes: readonly IssuedPass[]): PassCreateRes
   };
 }
 
+/**
+ * The create of both APIs, behind each one's authentication: passes attributed to and counted
+ * against principal.userId. `principalOf` asserts the principal kind the route's authentication sets.
+ */
+export function createPassesRoute(deps: CommandDeps, principalOf: (ctx: HttpContext) => Principal): HttpMiddleware {
+  return async (ctx) => {
+    const principal = principalOf(ctx);
+    const now = new Date();
+    // The body's JSON Schema (unknown fields refused) and the rules between fields, with ajv.
+    const request = parseCreatePassRequest(ctx.request.body, now);
+    const { passes } = await createPasses(
+      deps,
+      { orgId: principal.orgId, userId: principal.userId, request },
+      commandContext(ctx, principal, now),
+    );
+    ctx.status = 201;
+    ctx.body = passCreateResponse(passes);
+  };
+}
+
 export function orgPassRoutes(deps: CommandDeps, options: { trustProxy: boolean }): Router<HttpState> {
   const router = new Router<HttpState>({ prefix: '/api/v1/org' });
   const authenticate = apiKeyAuth({ db: deps.db, trustProxy: options.trustProxy });
 
-  router.post(
-    '/passes',
-    authenticate,
-    requireScope('org:passes:write'),
-    jsonBody(),
-    async (ctx) => {
-      const principal = apiKeyPrincipal(ctx);
-      const now = new Date();
-      // The body's JSON Schema (unknown fields refused) and the rules between fields, with ajv.
-      const request = parseCreatePassRequest(ctx.request.body, now);
-      const { passes } = await createPasses(
-        deps,
-        { orgId: principal.orgId, userId: principal.userId, request },
-        commandContext(ctx, principal, now),
-      );
-      ctx.status = 201;
-      ctx.body = passCreateResponse(passes);
-    },
-  );
+  router.post('/passes', authenticate, requireScope('org:passes:write'), jsonBody(), createPassesRoute(deps, apiKeyPrincipal));
 
   router.delete('/passes/:public_id', authenticate, requireScope('org:passes:write'), async (ctx) => {
     const principal = apiKeyPrincipal(ctx);

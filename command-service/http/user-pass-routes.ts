@@ -7,22 +7,19 @@
 // family, a revoked role or a deleted user is refused by the very next write, with no projection
 // lag (the event store is what the write is decided on anyway).
 import Router from '@koa/router';
-import { parseCreatePassRequest } from '../../shared/domain/pass-request.js';
 import { streams } from '../../shared/domain/events.js';
 import { userDecider } from '../../shared/domain/user-decider.js';
 import { accessTokenAuth, userPrincipal, type TokenAccounts, type TokenRevocations } from '../../shared/auth/access-token-auth.js';
-import { actorOf, type UserPrincipal } from '../../shared/auth/principal.js';
 import { jsonBody } from '../../shared/http/json-body.js';
 import type { RateLimiter } from '../../shared/http/rate-limit.js';
-import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
-import type { CommandContext, CommandHandler } from '../../shared/event-store/command-handler.js';
+import type { HttpState } from '../../shared/http/http-state.js';
+import type { CommandHandler } from '../../shared/event-store/command-handler.js';
 import type { ClientDirectory } from '../../shared/oauth/client-decider.js';
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { tokenFamilyDecider } from '../../shared/oauth/token-family-decider.js';
 import type { CommandAppDeps } from '../app.js';
-import { createPasses } from '../passes/create-passes.js';
 import { revokePass } from '../passes/revoke-pass.js';
-import { passCreateResponse } from './org-pass-routes.js';
+import { commandContext, createPassesRoute } from './org-pass-routes.js';
 
 export interface UserPassRoutesOptions {
   readonly trustProxy: boolean;
@@ -56,10 +53,6 @@ export function streamAccounts(handler: CommandHandler, clients: ClientDirectory
   };
 }
 
-function commandContext(ctx: HttpContext, principal: UserPrincipal, now: Date): CommandContext {
-  return { correlationId: ctx.state.requestId, causationId: null, actor: actorOf(principal), now };
-}
-
 export function userPassRoutes(deps: CommandAppDeps, options: UserPassRoutesOptions): Router<HttpState> {
   const router = new Router<HttpState>({ prefix: '/api/v1' });
   const access = accessTokenAuth({
@@ -72,18 +65,7 @@ export function userPassRoutes(deps: CommandAppDeps, options: UserPassRoutesOpti
   const authorizeWrite = access('passes:write');
 
   // Authentication before the body is read: an unauthenticated body is never parsed.
-  router.post('/passes', authorizeWrite, jsonBody(), async (ctx) => {
-    const principal = userPrincipal(ctx);
-    const now = new Date();
-    const request = parseCreatePassRequest(ctx.request.body, now);
-    const { passes } = await createPasses(
-      deps,
-      { orgId: principal.orgId, userId: principal.userId, request },
-      commandContext(ctx, principal, now),
-    );
-    ctx.status = 201;
-    ctx.body = passCreateResponse(passes);
-  });
+  router.post('/passes', authorizeWrite, jsonBody(), createPassesRoute(deps, userPrincipal));
 
   router.delete('/passes/:public_id', authorizeWrite, async (ctx) => {
     const principal = userPrincipal(ctx);

@@ -5,7 +5,6 @@ import { createPassRequestSchema } from '../../shared/domain/pass-request.js';
 import {
   bearerErrorSchema,
   businessErrorSchema,
-  facilityListSchema,
   facilitySchema,
   orgPassSchema,
   pageSchema,
@@ -13,48 +12,31 @@ import {
   quotaErrorSchema,
   rateLimitErrorSchema,
   revokeResponseSchema,
+  successEnvelopeSchema,
 } from '../../shared/http/api-schemas.js';
-import { userApiPaths, userApiSchemas, userApiSecuritySchemes } from './user-api-openapi.js';
+import { ORG_API_RATE_LIMIT } from '../../shared/http/rate-limit.js';
 import type { JsonSchema } from '../../shared/http/schema-validation.js';
 import { listPassesQuerySchema } from '../org-passes/list-org-passes.js';
+import { userApiPaths, userApiSchemas, userApiSecuritySchemes } from './user-api-openapi.js';
+import {
+  businessError,
+  challenge,
+  createPassesRequestBody,
+  createPassesResponses,
+  json,
+  noStore,
+  publicIdParameter,
+  queryParameters,
+  rateLimited,
+  ref,
+  response,
+} from './openapi-fragments.js';
 
 export const OPENAPI_VERSION = '1.0.0';
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: unknown) => ({ 'application/json': { schema } });
-const response = (description: string, schema: unknown, headers?: Record<string, unknown>) => ({
-  description,
-  content: json(schema),
-  ...(headers ? { headers } : {}),
-});
-
-const noStore = { 'Cache-Control': { description: 'Always `no-store`.', schema: { type: 'string', const: 'no-store' } } };
-
-const integerHeader = (description: string) => ({ description, schema: { type: 'integer' } });
-const rateLimited = response('Rate limited (300 requests per minute per source IP; escalating lockouts).', ref('RateLimitError'), {
-  'Retry-After': integerHeader('Seconds to wait.'),
-  RateLimit: { description: '`limit=<n>, remaining=0, reset=<seconds>`.', schema: { type: 'string' } },
-  'RateLimit-Policy': { description: '`<limit>;w=<window seconds>`.', schema: { type: 'string' } },
-  'RateLimit-Limit': integerHeader('Requests allowed per window.'),
-  'RateLimit-Remaining': integerHeader('Always 0 on a 429.'),
-  'RateLimit-Reset': integerHeader('Seconds until the limit resets.'),
-  'X-RateLimit-Reset': integerHeader('Epoch time (seconds) at which the limit resets.'),
-});
-const challenge = {
-  'WWW-Authenticate': { description: 'Bearer challenge (RFC 6750).', schema: { type: 'string' } },
-};
+const rateLimitedOrg = rateLimited(`Rate limited (${ORG_API_RATE_LIMIT.points} requests per minute per source IP; escalating lockouts).`);
 const unauthorized = response('Missing, malformed, unknown, expired, revoked or IP-restricted API key.', ref('BearerError'), challenge);
 const forbidden = (scope: string) => response(`The key lacks the scope \`${scope}\` (named in the challenge).`, ref('BearerError'), challenge);
-const businessError = (description: string) => response(description, ref('BusinessError'));
-
-/** The query schema's properties as OpenAPI query parameters. */
-function queryParameters(schema: JsonSchema): unknown[] {
-  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  return Object.entries(properties).map(([name, property]) => {
-    const { description, ...rest } = property as { description?: string };
-    return { name, in: 'query', required: false, description, schema: rest };
-  });
-}
 
 export function buildOpenApiDocument(): Record<string, unknown> {
   const security = [{ apiKeyBearer: [] }, { apiKeyHeader: [] }];
@@ -85,26 +67,15 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             400: businessError('Bad `limit`, `cursor` (altered or from another query) or unknown parameter.'),
             401: unauthorized,
             403: forbidden('org:passes:read'),
-            429: rateLimited,
+            429: rateLimitedOrg,
           },
         },
         post: {
           operationId: 'createOrganizationPasses',
           summary: 'Create 1 to 10 passes; attributed to and counted against the admin who created the key.',
           security,
-          requestBody: { required: true, content: json(ref('CreatePassRequest')) },
-          responses: {
-            201: response('Passes created.', ref('PassCreateResponse'), noStore),
-            400: businessError('Validation failed, unknown field or malformed JSON.'),
-            401: unauthorized,
-            402: response('The monthly invite allowance cannot fit the batch (all or nothing).', ref('QuotaError')),
-            403: forbidden('org:passes:write'),
-            404: businessError('Facility not found in the organization.'),
-            409: businessError('Facility deactivated or suspended.'),
-            413: businessError('Body larger than 64 KiB.'),
-            415: businessError('Body is not JSON.'),
-            429: rateLimited,
-          },
+          requestBody: createPassesRequestBody,
+          responses: { ...createPassesResponses, 401: unauthorized, 403: forbidden('org:passes:write'), 429: rateLimitedOrg },
         },
       },
       '/api/v1/org/passes/{public_id}': {
@@ -112,14 +83,14 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           operationId: 'revokeOrganizationPass',
           summary: 'Revoke any active pass of the organization.',
           security,
-          parameters: [{ name: 'public_id', in: 'path', required: true, schema: { type: 'string', pattern: '^gst_' } }],
+          parameters: [publicIdParameter],
           responses: {
             200: response('Revoked.', ref('RevokeResponse'), noStore),
             401: unauthorized,
             403: forbidden('org:passes:write'),
             404: businessError('No such pass in the organization.'),
             409: businessError('The pass is no longer active.'),
-            429: rateLimited,
+            429: rateLimitedOrg,
           },
         },
       },
@@ -133,7 +104,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             400: businessError('Unknown query parameter.'),
             401: unauthorized,
             403: forbidden('org:facilities:read'),
-            429: rateLimited,
+            429: rateLimitedOrg,
           },
         },
       },
@@ -160,7 +131,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         OrgPass: orgPassSchema,
         OrgPassPage: pageSchema(ref('OrgPass')),
         Facility: facilitySchema,
-        FacilityList: { ...facilityListSchema, properties: { success: { const: true }, facilities: { type: 'array', items: ref('Facility') } } },
+        FacilityList: successEnvelopeSchema('facilities', { type: 'array', items: ref('Facility') }),
         BearerError: bearerErrorSchema,
         BusinessError: businessErrorSchema,
         QuotaError: quotaErrorSchema,

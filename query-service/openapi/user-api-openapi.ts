@@ -7,18 +7,18 @@ import { passSchema } from '../../shared/http/api-schemas.js';
 import type { JsonSchema } from '../../shared/http/schema-validation.js';
 import { listPassesQuerySchema } from '../org-passes/list-org-passes.js';
 import { inviteListSchema, inviteSchema, usageSchema, userInfoSchema, userPassPageSchema, userPassResponseSchema } from '../user/user-api-schemas.js';
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: unknown) => ({ 'application/json': { schema } });
-const response = (description: string, schema: unknown, headers?: Record<string, unknown>) => ({
-  description,
-  content: json(schema),
-  ...(headers ? { headers } : {}),
-});
-
-const noStore = { 'Cache-Control': { description: 'Always `no-store`.', schema: { type: 'string', const: 'no-store' } } };
-const challenge = { 'WWW-Authenticate': { description: 'Bearer challenge (RFC 6750).', schema: { type: 'string' } } };
-const integerHeader = (description: string) => ({ description, schema: { type: 'integer' } });
+import {
+  businessError,
+  challenge,
+  createPassesRequestBody,
+  createPassesResponses,
+  noStore,
+  publicIdParameter,
+  queryParameters,
+  rateLimited,
+  ref,
+  response,
+} from './openapi-fragments.js';
 
 const unauthorized = response('Missing, malformed, expired or revoked access token (`invalid_token`).', ref('BearerError'), challenge);
 const forbidden = (scope: string, role: boolean) =>
@@ -27,29 +27,7 @@ const forbidden = (scope: string, role: boolean) =>
     ref('BearerError'),
     challenge,
   );
-const rateLimited = response(
-  `Rate limited (${USER_API_RATE_LIMIT.points} requests per minute per user; escalating lockouts).`,
-  ref('RateLimitError'),
-  {
-    'Retry-After': integerHeader('Seconds to wait.'),
-    RateLimit: { description: '`limit=<n>, remaining=0, reset=<seconds>`.', schema: { type: 'string' } },
-    'RateLimit-Policy': { description: '`<limit>;w=<window seconds>`.', schema: { type: 'string' } },
-    'RateLimit-Limit': integerHeader('Requests allowed per window.'),
-    'RateLimit-Remaining': integerHeader('Always 0 on a 429.'),
-    'RateLimit-Reset': integerHeader('Seconds until the limit resets.'),
-    'X-RateLimit-Reset': integerHeader('Epoch time (seconds) at which the limit resets.'),
-  },
-);
-const businessError = (description: string) => response(description, ref('BusinessError'));
-const publicIdParameter = { name: 'public_id', in: 'path', required: true, schema: { type: 'string', pattern: '^gst_' } };
-
-function queryParameters(schema: JsonSchema): unknown[] {
-  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  return Object.entries(properties).map(([name, property]) => {
-    const { description, ...rest } = property as { description?: string };
-    return { name, in: 'query', required: false, description, schema: rest };
-  });
-}
+const rateLimitedUser = rateLimited(`Rate limited (${USER_API_RATE_LIMIT.points} requests per minute per user; escalating lockouts).`);
 
 /** Each operation names the scope it needs (OpenAPI 3.1 allows scopes for an http bearer scheme). */
 const security = (scope: string) => [{ accessToken: [scope] }];
@@ -82,7 +60,7 @@ export function userApiPaths(): Record<string, unknown> {
       200: response('`sub` always; `profile`: name, given_name, family_name; `email`: email, email_verified.', ref('UserInfo'), noStore),
       401: unauthorized,
       403: forbidden('openid', false),
-      429: rateLimited,
+      429: rateLimitedUser,
     },
   });
   return {
@@ -97,26 +75,15 @@ export function userApiPaths(): Record<string, unknown> {
           400: businessError('Bad `limit`, `cursor` (altered or from another query) or unknown parameter.'),
           401: unauthorized,
           403: forbidden('passes:read', true),
-          429: rateLimited,
+          429: rateLimitedUser,
         },
       },
       post: {
         operationId: 'createMyPasses',
         summary: "Create 1 to 10 passes, attributed to and counted against the signed-in user's monthly allowance.",
         security: security('passes:write'),
-        requestBody: { required: true, content: json(ref('CreatePassRequest')) },
-        responses: {
-          201: response('Passes created.', ref('PassCreateResponse'), noStore),
-          400: businessError('Validation failed, unknown field or malformed JSON.'),
-          401: unauthorized,
-          402: response('The monthly invite allowance cannot fit the batch (all or nothing).', ref('QuotaError')),
-          403: forbidden('passes:write', true),
-          404: businessError('Facility not found in the organization.'),
-          409: businessError('Facility deactivated or suspended.'),
-          413: businessError('Body larger than 64 KiB.'),
-          415: businessError('Body is not JSON.'),
-          429: rateLimited,
-        },
+        requestBody: createPassesRequestBody,
+        responses: { ...createPassesResponses, 401: unauthorized, 403: forbidden('passes:write', true), 429: rateLimitedUser },
       },
     },
     '/api/v1/passes/{public_id}': {
@@ -130,7 +97,7 @@ export function userApiPaths(): Record<string, unknown> {
           401: unauthorized,
           403: forbidden('passes:read', true),
           404: businessError('No such pass created by the user.'),
-          429: rateLimited,
+          429: rateLimitedUser,
         },
       },
       delete: {
@@ -144,7 +111,7 @@ export function userApiPaths(): Record<string, unknown> {
           403: forbidden('passes:write', true),
           404: businessError('No such pass created by the user.'),
           409: businessError('The pass is no longer active.'),
-          429: rateLimited,
+          429: rateLimitedUser,
         },
       },
     },
@@ -158,7 +125,7 @@ export function userApiPaths(): Record<string, unknown> {
           400: businessError('Unknown query parameter.'),
           401: unauthorized,
           403: forbidden('invites:read', true),
-          429: rateLimited,
+          429: rateLimitedUser,
         },
       },
     },

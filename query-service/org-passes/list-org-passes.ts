@@ -6,10 +6,12 @@ import type { Knex } from 'knex';
 import { READ_MODELS, type OrganizationRow } from '../../shared/db/read-models.js';
 import type { HttpState } from '../../shared/http/http-state.js';
 import { validateQuery, type JsonSchema } from '../../shared/http/schema-validation.js';
-import type { KeysetPosition, PageCursor } from '../../shared/http/page-cursor.js';
+import type { PageCursor } from '../../shared/http/page-cursor.js';
 import { requireScope } from '../../shared/auth/scope-guard.js';
 import { requirePrincipal } from '../../shared/auth/principal.js';
 import type { HttpMiddleware } from '../../shared/http/http-state.js';
+import { toPass, type PassItem } from '../passes/pass-item.js';
+import { nextPageCursor, pageOf, passPageQuery, type PassPageOptions, type PassPageRow } from '../passes/pass-page-query.js';
 
 export const DEFAULT_PAGE_SIZE = 30;
 export const MAX_PAGE_SIZE = 100;
@@ -30,24 +32,15 @@ export const listPassesQuerySchema: JsonSchema = {
   },
 };
 
-interface ListPassesQuery {
+/** The query string as validateQuery(listPassesQuerySchema) leaves it (limit defaulted). */
+export interface ListPassesQuery {
   limit: number;
   cursor?: string;
   search?: string;
 }
 
-export interface OrgPassItem {
-  public_id: string;
-  first_name: string | null;
-  last_name: string | null;
-  email: string | null;
-  phone: string | null;
-  status: string;
-  created_at: string;
-  arrival_date: string;
-  arrival_time: string | null;
-  facility_id: number | null;
-  facility_name: string | null;
+/** A pass as organization listings show it: with the inviting user. */
+export interface OrgPassItem extends PassItem {
   created_by: number;
 }
 
@@ -59,11 +52,8 @@ export interface Page<T> {
   has_more: boolean;
 }
 
-interface PassPageRow extends Omit<OrgPassItem, 'created_at'> {
-  pass_id: number;
-  created_at: Date;
-  /** created_at exactly as stored (microseconds), for the cursor. */
-  cursor_at: string;
+interface OrgPassPageRow extends PassPageRow {
+  created_by: number;
   /** organizations.pass_count, selected along when there is no search. */
   org_pass_count?: number;
 }
@@ -74,31 +64,12 @@ export function normaliseSearch(raw: string | undefined): string | null {
   return term ? term : null;
 }
 
-/** A substring pattern in which LIKE wildcards of the term match themselves. */
-export function likePattern(search: string): string {
-  return `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 export async function listOrgPasses(
   db: Knex,
   orgId: number,
-  options: { limit: number; after: KeysetPosition | null; search: string | null },
-): Promise<{ rows: PassPageRow[]; hasMore: boolean; total: number | null }> {
-  const query = db({ p: READ_MODELS.passList })
-    .leftJoin({ f: READ_MODELS.facilities }, 'f.facility_id', 'p.facility_id')
-    .where('p.org_id', orgId)
-    .select(
-      'p.pass_id', 'p.public_id', 'p.first_name', 'p.last_name', 'p.email', 'p.phone', 'p.status', 'p.created_at',
-      'p.arrival_date', 'p.arrival_time', 'p.facility_id', 'f.name as facility_name', 'p.created_by',
-      db.raw(`to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at`),
-    )
-    .orderBy([
-      { column: 'p.created_at', order: 'desc' },
-      { column: 'p.pass_id', order: 'desc' },
-    ])
-    .limit(options.limit + 1);
-  if (options.search !== null) query.whereRaw(`p.search_text LIKE ? ESCAPE '\\'`, [likePattern(options.search)]);
-  if (options.after) query.whereRaw('(p.created_at, p.pass_id) < (?::timestamptz, ?)', [options.after.createdAt, options.after.id]);
+  options: PassPageOptions,
+): Promise<{ rows: OrgPassPageRow[]; hasMore: boolean; total: number | null }> {
+  const query = passPageQuery(db, { 'p.org_id': orgId }, options).select('p.created_by');
 
   // `total` is the organization's counter, not a count(*) over millions of rows, and unknown
   // while searching. It rides along in the page query (one round trip); only an empty page
@@ -106,12 +77,12 @@ export async function listOrgPasses(
   if (options.search === null) {
     query.select(db(READ_MODELS.organizations).where({ org_id: orgId }).select('pass_count').as('org_pass_count'));
   }
-  const rows = (await query) as PassPageRow[];
+  const rows = (await query) as OrgPassPageRow[];
   let total: number | null = null;
   if (options.search === null) {
     total = rows[0] ? Number(rows[0].org_pass_count) : await passCount(db, orgId);
   }
-  return { rows: rows.slice(0, options.limit), hasMore: rows.length > options.limit, total };
+  return { ...pageOf(rows, options.limit), total };
 }
 
 async function passCount(db: Knex, orgId: number): Promise<number> {
@@ -119,21 +90,8 @@ async function passCount(db: Knex, orgId: number): Promise<number> {
   return Number(organization?.pass_count ?? 0);
 }
 
-function toItem(row: PassPageRow): OrgPassItem {
-  return {
-    public_id: row.public_id,
-    first_name: row.first_name,
-    last_name: row.last_name,
-    email: row.email,
-    phone: row.phone,
-    status: row.status,
-    created_at: new Date(row.created_at).toISOString(),
-    arrival_date: row.arrival_date,
-    arrival_time: row.arrival_time,
-    facility_id: row.facility_id === null ? null : Number(row.facility_id),
-    facility_name: row.facility_name,
-    created_by: Number(row.created_by),
-  };
+function toItem(row: OrgPassPageRow): OrgPassItem {
+  return { ...toPass(row), created_by: Number(row.created_by) };
 }
 
 export function listOrgPassesRoute(router: Router<HttpState>, deps: { db: Knex; cursor: PageCursor; authenticate: HttpMiddleware }): void {
@@ -144,12 +102,11 @@ export function listOrgPassesRoute(router: Router<HttpState>, deps: { db: Knex; 
     const binding = { list: `org-passes:${principal.orgId}`, search };
     const after = cursor === undefined ? null : deps.cursor.decode(cursor, binding);
     const { rows, hasMore, total } = await listOrgPasses(deps.db, principal.orgId, { limit, after, search });
-    const last = rows.at(-1);
     const page: Page<OrgPassItem> = {
       success: true,
       items: rows.map(toItem),
       total,
-      next_cursor: hasMore && last ? deps.cursor.encode({ createdAt: last.cursor_at, id: Number(last.pass_id) }, binding) : null,
+      next_cursor: nextPageCursor(deps.cursor, { rows, hasMore }, binding),
       has_more: hasMore,
     };
     ctx.body = page;

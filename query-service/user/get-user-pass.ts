@@ -8,7 +8,7 @@ import { NotFoundError } from '../../shared/errors.js';
 import type { HttpMiddleware, HttpState } from '../../shared/http/http-state.js';
 import { validateQuery, type JsonSchema } from '../../shared/http/schema-validation.js';
 import { userPrincipal } from '../../shared/auth/access-token-auth.js';
-import { PASS_COLUMNS, toPass, type PassItem, type PassRow } from './pass-item.js';
+import { PASS_COLUMNS, toPass, type PassItem, type PassRow } from '../passes/pass-item.js';
 
 export const getPassQuerySchema: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
 

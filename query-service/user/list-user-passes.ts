@@ -7,10 +7,11 @@ import { READ_MODELS } from '../../shared/db/read-models.js';
 import { monthOf } from '../../shared/domain/events.js';
 import type { HttpMiddleware, HttpState } from '../../shared/http/http-state.js';
 import { validateQuery } from '../../shared/http/schema-validation.js';
-import type { KeysetPosition, PageCursor } from '../../shared/http/page-cursor.js';
+import type { PageCursor } from '../../shared/http/page-cursor.js';
 import { userPrincipal } from '../../shared/auth/access-token-auth.js';
-import { likePattern, listPassesQuerySchema, normaliseSearch, type Page } from '../org-passes/list-org-passes.js';
-import { PASS_COLUMNS, toPass, type PassItem, type PassRow } from './pass-item.js';
+import { listPassesQuerySchema, normaliseSearch, type ListPassesQuery, type Page } from '../org-passes/list-org-passes.js';
+import { toPass, type PassItem } from '../passes/pass-item.js';
+import { nextPageCursor, pageOf, passPageQuery, type PassPageOptions, type PassPageRow } from '../passes/pass-page-query.js';
 
 /** The user's monthly invite allowance (spec "Usage block"). */
 export interface Usage {
@@ -23,41 +24,14 @@ export interface UserPassPage extends Page<PassItem> {
   usage?: Usage;
 }
 
-interface ListQuery {
-  limit: number;
-  cursor?: string;
-  search?: string;
-}
-
-interface PassPageRow extends PassRow {
-  pass_id: number;
-  /** created_at exactly as stored (microseconds), for the cursor. */
-  cursor_at: string;
-}
-
 export async function listUserPasses(
   db: Knex,
   owner: { orgId: number; userId: number },
-  options: { limit: number; after: KeysetPosition | null; search: string | null },
+  options: PassPageOptions,
 ): Promise<{ rows: PassPageRow[]; hasMore: boolean }> {
   // Served by the (org_id, created_by, created_at DESC, pass_id DESC) index.
-  const query = db({ p: READ_MODELS.passList })
-    .leftJoin({ f: READ_MODELS.facilities }, 'f.facility_id', 'p.facility_id')
-    .where({ 'p.org_id': owner.orgId, 'p.created_by': owner.userId })
-    .select(
-      'p.pass_id',
-      ...PASS_COLUMNS,
-      db.raw(`to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at`),
-    )
-    .orderBy([
-      { column: 'p.created_at', order: 'desc' },
-      { column: 'p.pass_id', order: 'desc' },
-    ])
-    .limit(options.limit + 1);
-  if (options.search !== null) query.whereRaw(`p.search_text LIKE ? ESCAPE '\\'`, [likePattern(options.search)]);
-  if (options.after) query.whereRaw('(p.created_at, p.pass_id) < (?::timestamptz, ?)', [options.after.createdAt, options.after.id]);
-  const rows = (await query) as PassPageRow[];
-  return { rows: rows.slice(0, options.limit), hasMore: rows.length > options.limit };
+  const rows = (await passPageQuery(db, { 'p.org_id': owner.orgId, 'p.created_by': owner.userId }, options)) as PassPageRow[];
+  return pageOf(rows, options.limit);
 }
 
 /** Every pass of the user: a count over their own index range, bounded by their monthly allowances. */
@@ -90,7 +64,7 @@ export function listUserPassesRoute(
 ): void {
   router.get('/api/v1/passes', deps.authorize, validateQuery(listPassesQuerySchema), async (ctx) => {
     const { userId, orgId } = userPrincipal(ctx);
-    const { limit, cursor, search: rawSearch } = ctx.state.query as unknown as ListQuery;
+    const { limit, cursor, search: rawSearch } = ctx.state.query as unknown as ListPassesQuery;
     const search = normaliseSearch(rawSearch);
     const binding = { list: `user-passes:${orgId}:${userId}`, search };
     const after = cursor === undefined ? null : deps.cursor.decode(cursor, binding);
@@ -101,12 +75,11 @@ export function listUserPassesRoute(
       search === null ? userPassCount(deps.db, owner) : null,
       after === null ? usageOf(deps.db, userId, deps.now()) : undefined,
     ]);
-    const last = rows.at(-1);
     const page: UserPassPage = {
       success: true,
       items: rows.map(toPass),
       total,
-      next_cursor: hasMore && last ? deps.cursor.encode({ createdAt: last.cursor_at, id: Number(last.pass_id) }, binding) : null,
+      next_cursor: nextPageCursor(deps.cursor, { rows, hasMore }, binding),
       has_more: hasMore,
       ...(usage ? { usage } : {}),
     };

@@ -1,7 +1,7 @@
 // JSON Schemas of what the user-delegated endpoints answer, beside the shared ones
 // (shared/http/api-schemas.ts: Pass, create and revoke responses, errors). The end-to-end tests
 // check every answer against them, and the OpenAPI document can publish them.
-import { pageSchema, passSchema } from '../../shared/http/api-schemas.js';
+import { pageSchema, passSchema, successEnvelopeSchema } from '../../shared/http/api-schemas.js';
 import type { JsonSchema } from '../../shared/http/schema-validation.js';
 
 const count = { type: 'integer', minimum: 0 } as const;
@@ -20,12 +20,7 @@ export const userPassPageSchema: JsonSchema = (() => {
   return { ...page, properties: { ...(page.properties as Record<string, JsonSchema>), usage: usageSchema } };
 })();
 
-export const userPassResponseSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['success', 'pass'],
-  properties: { success: { const: true }, pass: passSchema },
-};
+export const userPassResponseSchema: JsonSchema = successEnvelopeSchema('pass', passSchema);
 
 export const inviteSchema: JsonSchema = {
   type: 'object',
@@ -40,12 +35,7 @@ export const inviteSchema: JsonSchema = {
   },
 };
 
-export const inviteListSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['success', 'invites'],
-  properties: { success: { const: true }, invites: { type: 'array', items: inviteSchema } },
-};
+export const inviteListSchema: JsonSchema = successEnvelopeSchema('invites', { type: 'array', items: inviteSchema });
 
 export const userInfoSchema: JsonSchema = {
   type: 'object',

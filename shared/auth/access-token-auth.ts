@@ -20,7 +20,7 @@ import type { JWTVerifyGetKey } from 'jose';
 import { InsufficientScopeError, InvalidTokenError } from '../errors.js';
 import type { Role } from '../domain/events.js';
 import type { HttpContext, HttpMiddleware } from '../http/http-state.js';
-import { ORG_API_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from '../http/rate-limit.js';
+import { ORG_API_RATE_LIMIT, RateLimiter, setRateLimitHeaders, type RateLimitPolicy } from '../http/rate-limit.js';
 import { isFamilyId } from '../oauth/opaque-credentials.js';
 import type { OAuthScope } from '../oauth/scopes.js';
 import { accessTokenAudience, verifyAccessToken, type AccessTokenClaims } from '../oauth/tokens.js';
@@ -92,15 +92,6 @@ export function presentedAccessToken(ctx: Pick<HttpContext, 'get'>): string {
   const token = BEARER.exec(authorization)?.[1];
   if (token === undefined || token.length > MAX_TOKEN_LENGTH || !COMPACT_JWS.test(token)) throw new AccessTokenRejected('malformed');
   return token;
-}
-
-/** The RateLimit headers of an answer that passed the limit (the 429 ones are the error middleware's). */
-function setRateLimitHeaders(ctx: HttpContext, policy: RateLimitPolicy, remaining: number, resetSeconds: number): void {
-  ctx.set('RateLimit', `limit=${policy.points}, remaining=${remaining}, reset=${resetSeconds}`);
-  ctx.set('RateLimit-Policy', `${policy.points};w=${policy.windowSeconds}`);
-  ctx.set('RateLimit-Limit', String(policy.points));
-  ctx.set('RateLimit-Remaining', String(remaining));
-  ctx.set('RateLimit-Reset', String(resetSeconds));
 }
 
 /**

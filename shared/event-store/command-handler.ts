@@ -118,6 +118,20 @@ export class CommandHandler {
   }
 
   /**
+   * Handles a command and loads its stream beside it: both reads go out in the same event-loop
+   * turn, so one round trip. The loaded state is for what the command leaves unchanged (the grant
+   * a code or a token family carries), not for its outcome.
+   */
+  loadAndHandle<Command, Event extends EventShape, State>(
+    streamName: string,
+    decider: Decider<Command, Event, State>,
+    command: Command,
+    context: CommandContext,
+  ): Promise<[{ state: State; revision: number | 'no_stream' }, HandleResult<Event>]> {
+    return Promise.all([this.load(streamName, decider), this.handle(streamName, decider, command, context)]);
+  }
+
+  /**
    * Reads one stream, together with every other read asked for in the same event-loop turn: a
    * command that loads its stream and its input streams side by side costs one round trip, not
    * one each, and so do the concurrent requests whose I/O callbacks ran in this turn (each HTTP

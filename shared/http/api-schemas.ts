@@ -66,12 +66,17 @@ export function pageSchema(item: JsonSchema): JsonSchema {
   };
 }
 
-export const facilityListSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['success', 'facilities'],
-  properties: { success: { const: true }, facilities: { type: 'array', items: facilitySchema } },
-};
+/** `{success: true, <key>: value}`, the envelope of every answer that is not a page. */
+export function successEnvelopeSchema(key: string, value: unknown): JsonSchema {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['success', key],
+    properties: { success: { const: true }, [key]: value },
+  };
+}
+
+export const facilityListSchema: JsonSchema = successEnvelopeSchema('facilities', { type: 'array', items: facilitySchema });
 
 export const passCreateResponseSchema: JsonSchema = {
   type: 'object',

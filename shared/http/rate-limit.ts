@@ -15,7 +15,7 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { RateLimitedError } from '../errors.js';
 import { clientIp } from './client-ip.js';
-import type { HttpMiddleware } from './http-state.js';
+import type { HttpContext, HttpMiddleware } from './http-state.js';
 
 export interface RateLimitPolicy {
   /** Requests allowed per window and source. */
@@ -43,6 +43,15 @@ export interface LockoutNotice {
   readonly key: string;
   readonly level: number;
   readonly seconds: number;
+}
+
+/** The RateLimit headers of an answer that passed the limit (the 429 ones are the error middleware's). */
+export function setRateLimitHeaders(ctx: Pick<HttpContext, 'set'>, policy: RateLimitPolicy, remaining: number, resetSeconds: number): void {
+  ctx.set('RateLimit', `limit=${policy.points}, remaining=${remaining}, reset=${resetSeconds}`);
+  ctx.set('RateLimit-Policy', `${policy.points};w=${policy.windowSeconds}`);
+  ctx.set('RateLimit-Limit', String(policy.points));
+  ctx.set('RateLimit-Remaining', String(remaining));
+  ctx.set('RateLimit-Reset', String(resetSeconds));
 }
 
 export class RateLimiter {
@@ -105,11 +114,7 @@ export class RateLimiter {
       const { remaining, resetSeconds } = await this.take(ip, (notice) =>
         ctx.state.log.warn({ ip, bucket: this.name, level: notice.level, seconds: notice.seconds }, 'source locked out after sustained rate-limit abuse'),
       );
-      ctx.set('RateLimit', `limit=${this.policy.points}, remaining=${remaining}, reset=${resetSeconds}`);
-      ctx.set('RateLimit-Policy', `${this.policy.points};w=${this.policy.windowSeconds}`);
-      ctx.set('RateLimit-Limit', String(this.policy.points));
-      ctx.set('RateLimit-Remaining', String(remaining));
-      ctx.set('RateLimit-Reset', String(resetSeconds));
+      setRateLimitHeaders(ctx, this.policy, remaining, resetSeconds);
       await next();
     };
   }

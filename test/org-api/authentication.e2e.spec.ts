@@ -2,12 +2,9 @@
 // indistinguishable 401 for missing, malformed, unknown, revoked, expired and IP-restricted keys.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
-import { REDACTED_PATHS } from '../../shared/logger.js';
 import { startStack, passBody, type Stack, type Tenant, type ApiResponse } from '../support/stack.js';
-import { bearerErrorSchema } from '../../shared/http/api-schemas.js';
-import { expectShape } from './response-shapes.js';
+import { expectInsufficientScope, expectInvalidToken } from '../support/api-answers.js';
+import { capturedLogger } from '../support/captured-logs.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** A well-formed key no one was ever given. */
@@ -39,14 +36,6 @@ describe('organization API: API key authentication', function () {
 
   async function call(method: string, path: string, json: unknown, headers: Record<string, string>): Promise<ApiResponse> {
     return stack.request(method, path, { headers, ...(json === undefined ? {} : { json }) });
-  }
-
-  function expectInvalidToken(res: ApiResponse, what: string): void {
-    expect(res.status, what).to.equal(401);
-    expectShape(res.body, bearerErrorSchema, what);
-    expect(res.text, what).to.equal('{"error":"invalid_token"}');
-    expect(res.headers.get('www-authenticate'), what).to.equal('Bearer realm="guestpass", error="invalid_token"');
-    expect(res.headers.get('cache-control'), what).to.equal('no-store');
   }
 
   it('accepts the key as Authorization: Bearer, as X-API-Key, and as both when they agree', async () => {
@@ -121,10 +110,7 @@ describe('organization API: API key authentication', function () {
     const before = await stack.store.headPosition();
     for (const [i, [method, path, json]] of endpoints().entries()) {
       const res = await call(method, path, json, { Authorization: `Bearer ${nothingUseful.apiKey}` });
-      expect(res.status, `${method} ${path}`).to.equal(403);
-      expectShape(res.body, bearerErrorSchema);
-      expect(res.body).to.deep.equal({ error: 'insufficient_scope' });
-      expect(res.headers.get('www-authenticate')).to.equal(`Bearer realm="guestpass", error="insufficient_scope", scope="${needed[i]}"`);
+      expectInsufficientScope(res, needed[i]!, `${method} ${path}`);
     }
     expect(await stack.store.headPosition()).to.deep.equal(before);
   });
@@ -137,14 +123,7 @@ describe('organization API: API key authentication', function () {
   });
 
   it('never logs the key', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const logger = pino({ level: 'debug', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, sink);
+    const { logger, text: loggedText } = capturedLogger();
     const logged = await startStack({ label: 'org_auth_log', logger });
     try {
       const t = await logged.seed.tenant();
@@ -154,7 +133,7 @@ describe('organization API: API key authentication', function () {
     } finally {
       await logged.stop();
     }
-    const text = lines.join('');
+    const text = loggedText();
     expect(text).to.include('"msg":"request"');
     expect(text).to.include('"reason":"unknown"');
     expect(text).not.to.include('svc_sk_');

@@ -3,20 +3,16 @@
 // one, 403 insufficient_scope for a missing scope or a removed organization role, and no token
 // in any log line.
 import { expect } from 'chai';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { SignJWT } from 'jose';
-import { REDACTED_PATHS } from '../../shared/logger.js';
 import { generateSigningKey } from '../../shared/oauth/signing-keys.js';
 import { mintIdToken } from '../../shared/oauth/tokens.js';
 import { deleteClient } from '../../command-service/oauth-clients/register-client.js';
 import { startStack, passBody, type Stack, type ApiResponse } from '../support/stack.js';
+import { expectInsufficientScope, expectInvalidToken, expectNoStore } from '../support/api-answers.js';
+import { capturedLogger } from '../support/captured-logs.js';
 import {
   accessToken,
   bearer,
-  expectInsufficientScope,
-  expectInvalidToken,
-  expectNoStore,
   operator,
   revokeFamily,
   revokeRole,
@@ -213,14 +209,7 @@ describe('user API: access token authentication', function () {
   });
 
   it('never logs the token, and logs why it was refused', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const logger = pino({ level: 'debug', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, sink);
+    const { logger, text: loggedText } = capturedLogger();
     const logged = await startStack({ label: 'user_auth_log', logger });
     const tokens: string[] = [];
     try {
@@ -234,7 +223,7 @@ describe('user API: access token authentication', function () {
     } finally {
       await logged.stop();
     }
-    const text = lines.join('');
+    const text = loggedText();
     expect(text).to.include('"msg":"request"');
     expect(text).to.include('"reason":"unverified"');
     for (const token of tokens) {

@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import { startStack, type Stack } from '../support/stack.js';
 import { inviteListSchema, userInfoSchema } from '../../query-service/user/user-api-schemas.js';
 import { expectShape } from '../org-api/response-shapes.js';
-import { accessToken, bearer, expectInsufficientScope, expectInvalidToken, expectNoStore, seedInvitation, signedInUser, userTenant } from './user-api-fixtures.js';
+import { expectInsufficientScope, expectInvalidToken, expectNoStore } from '../support/api-answers.js';
+import { accessToken, bearer, seedInvitation, signedInUser, userTenant } from './user-api-fixtures.js';
 
 describe('user API: invitations and userinfo', function () {
   this.timeout(60_000);

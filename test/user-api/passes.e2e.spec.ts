@@ -13,7 +13,8 @@ import {
 } from '../../shared/http/api-schemas.js';
 import { userPassPageSchema, userPassResponseSchema } from '../../query-service/user/user-api-schemas.js';
 import { expectShape } from '../org-api/response-shapes.js';
-import { bearer, expectNoStore, seedPasses, signedInUser, userTenant, type SignedInUser } from './user-api-fixtures.js';
+import { expectNoStore } from '../support/api-answers.js';
+import { bearer, seedPasses, signedInUser, userTenant, type SignedInUser } from './user-api-fixtures.js';
 
 interface Item {
   public_id: string;

@@ -17,7 +17,7 @@ import { accessTokenAudience, mintAccessToken } from '../../shared/oauth/tokens.
 import type { OAuthScope } from '../../shared/oauth/scopes.js';
 import type { RateLimitPolicy } from '../../shared/http/rate-limit.js';
 import { createPasses } from '../../command-service/passes/create-passes.js';
-import { passBody, type ApiResponse, type Server, type Stack } from '../support/stack.js';
+import { passBody, type Server, type Stack } from '../support/stack.js';
 
 export const ALL_USER_SCOPES: OAuthScope[] = ['openid', 'profile', 'email', 'passes:read', 'passes:write', 'invites:read'];
 
@@ -161,25 +161,6 @@ export async function seedPasses(
   const request = parseCreatePassRequest(passBody(owner.facilityId, overrides), now);
   const { passes } = await createPasses(stack.deps, { orgId: owner.orgId, userId: owner.userId, request }, { ...operator(), now, actor: { kind: 'user', id: owner.userId } });
   return passes.map((p) => p.publicId);
-}
-
-/** Every answer under /api is not to be stored by any cache. */
-export function expectNoStore(res: ApiResponse, what = 'response'): void {
-  expect(res.headers.get('cache-control'), `${what}: Cache-Control`).to.equal('no-store');
-}
-
-export function expectInvalidToken(res: ApiResponse, what: string): void {
-  expect(res.status, `${what}: ${res.text}`).to.equal(401);
-  expect(res.body, what).to.deep.equal({ error: 'invalid_token' });
-  expect(res.headers.get('www-authenticate'), what).to.equal('Bearer realm="guestpass", error="invalid_token"');
-  expectNoStore(res, what);
-}
-
-export function expectInsufficientScope(res: ApiResponse, scope: string, what: string): void {
-  expect(res.status, `${what}: ${res.text}`).to.equal(403);
-  expect(res.body, what).to.deep.equal({ error: 'insufficient_scope' });
-  expect(res.headers.get('www-authenticate'), what).to.equal(`Bearer realm="guestpass", error="insufficient_scope", scope="${scope}"`);
-  expectNoStore(res, what);
 }
 
 /** Another gateway of the same deployment (same issuer) whose per-user limit is `rateLimit`. */

@@ -38,20 +38,13 @@ export async function exchangeAuthorizationCode(
   const codeStream = oauthStreams.authorizationCode(codeHash);
 
   // The redemption's events name only the family; the grant (user, scopes, nonce, ...) is the
-  // issued code's, which never changes once issued. Loaded in the same tick as the redemption, the
-  // handler sends both reads in one round trip (shared with the other requests of this event-loop turn).
-  const [issued, redemption] = await Promise.all([
-    deps.handler.load(codeStream, authorizationCodeDecider),
-    deps.handler.handle(
-      codeStream,
-      authorizationCodeDecider,
-      {
-        type: 'RedeemAuthorizationCode',
-        data: { codeHash, clientId: client.clientId, redirectUri, codeVerifier, now: ctx.now.toISOString() },
-      },
-      ctx,
-    ),
-  ]);
+  // issued code's, which never changes once issued: loaded with the redemption, in one round trip.
+  const [issued, redemption] = await deps.handler.loadAndHandle(
+    codeStream,
+    authorizationCodeDecider,
+    { type: 'RedeemAuthorizationCode', data: { codeHash, clientId: client.clientId, redirectUri, codeVerifier, now: ctx.now.toISOString() } },
+    ctx,
+  );
 
   const outcome = redemptionOutcome(redemption.events);
   const familyStream = oauthStreams.tokenFamily(outcome.familyId);

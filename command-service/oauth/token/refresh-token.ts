@@ -32,20 +32,16 @@ export async function refreshAccessToken(
   const stream = oauthStreams.tokenFamily(familyId);
 
   // The decider checks client, spent/current token, expiry and scope (invalid_scope on widening).
-  // The grant to mint from is the family's, unchanged by rotation: loaded alongside, one round trip
-  // (shared with the other requests of this event-loop turn).
-  const [family, rotation] = await Promise.all([
-    deps.handler.load(stream, tokenFamilyDecider),
-    deps.handler.handle(
-      stream,
-      tokenFamilyDecider,
-      {
-        type: 'RotateRefreshToken',
-        data: { familyId, clientId: client.clientId, presentedTokenHash: hash, newTokenHash: next.hash, scope, now: ctx.now.toISOString() },
-      },
-      ctx,
-    ),
-  ]);
+  // The grant to mint from is the family's, unchanged by rotation: loaded with it, in one round trip.
+  const [family, rotation] = await deps.handler.loadAndHandle(
+    stream,
+    tokenFamilyDecider,
+    {
+      type: 'RotateRefreshToken',
+      data: { familyId, clientId: client.clientId, presentedTokenHash: hash, newTokenHash: next.hash, scope, now: ctx.now.toISOString() },
+    },
+    ctx,
+  );
   assertRotated(rotation.events);
   const grant = family.state.status === 'absent' ? null : family.state.grant;
   // Rotated implies started; guards a bug only.

@@ -2,10 +2,11 @@
 // error row, replay revoking the grant, and confidential client authentication.
 import { expect } from 'chai';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { startStack, type Stack } from '../../support/stack.js';
+import type { Stack } from '../../support/stack.js';
 import { accessTokenHash } from '../../../shared/oauth/tokens.js';
 import {
-  basic,
+  APPS_AND_BACKEND,
+  basicExchange,
   exchange,
   expectOAuthError,
   familyIdOf,
@@ -16,6 +17,7 @@ import {
   newVerifier,
   postForm,
   refresh,
+  startProtocolStack,
   type TestClient,
   type TestUser,
 } from './protocol-support.js';
@@ -29,13 +31,10 @@ describe('token endpoint: grant_type=authorization_code', function () {
   let backend: TestClient;
 
   before(async () => {
-    stack = await startStack({ label: 'oauth_code' });
-    const { orgId } = await stack.seed.tenant();
-    const { userId } = await stack.seed.user(orgId);
-    user = { userId, orgId };
-    app = await stack.seed.client(orgId);
-    otherApp = await stack.seed.client(orgId, { name: 'Other App' });
-    backend = await stack.seed.client(orgId, { clientType: 'confidential', redirectUris: ['https://backend.example.test/cb'] });
+    ({ stack, user, clients: { app, otherApp, backend } } = await startProtocolStack('oauth_code', {
+      ...APPS_AND_BACKEND,
+      backend: { ...APPS_AND_BACKEND.backend, redirectUris: ['https://backend.example.test/cb'] },
+    }));
   });
   after(async () => {
     await stack?.stop();
@@ -219,12 +218,7 @@ describe('token endpoint: grant_type=authorization_code', function () {
   describe('confidential clients', () => {
     it('authenticate with HTTP Basic', async () => {
       const issued = await issueCode(stack, backend, user);
-      const res = await postForm(
-        stack,
-        '/api/oauth/token',
-        { grant_type: 'authorization_code', code: issued.code, redirect_uri: issued.redirectUri, code_verifier: issued.verifier },
-        basic(backend.clientId, backend.clientSecret!),
-      );
+      const res = await basicExchange(stack, backend, issued);
       expect(res.status, res.text).to.equal(200);
       expect(res.body.access_token).to.be.a('string');
     });
@@ -237,12 +231,7 @@ describe('token endpoint: grant_type=authorization_code', function () {
 
     it('get 401 invalid_client with a Basic challenge for a wrong secret sent with Basic, and the code stays unspent', async () => {
       const issued = await issueCode(stack, backend, user);
-      const res = await postForm(
-        stack,
-        '/api/oauth/token',
-        { grant_type: 'authorization_code', code: issued.code, redirect_uri: issued.redirectUri, code_verifier: issued.verifier },
-        basic(backend.clientId, 'wrong-secret'),
-      );
+      const res = await basicExchange(stack, backend, issued, 'wrong-secret');
       expectOAuthError(res, 401, 'invalid_client');
       expect(res.headers.get('www-authenticate')).to.match(/^Basic realm="[^"]+"/);
       expect((await exchange(stack, backend, issued)).status).to.equal(200);

@@ -2,7 +2,7 @@
 // and every token that is not active reads exactly {"active": false}.
 import { expect } from 'chai';
 import { SignJWT, decodeJwt, decodeProtectedHeader, generateKeyPair } from 'jose';
-import { startStack, type Stack } from '../../support/stack.js';
+import type { Stack } from '../../support/stack.js';
 import {
   basic,
   expectOAuthError,
@@ -11,6 +11,7 @@ import {
   postForm,
   refresh,
   revoke,
+  startProtocolStack,
   tokensFor,
   type TestClient,
   type TestUser,
@@ -25,13 +26,11 @@ describe('introspection endpoint (POST /api/oauth/introspect)', function () {
   let app: TestClient;
 
   before(async () => {
-    stack = await startStack({ label: 'oauth_introspect' });
-    const { orgId } = await stack.seed.tenant();
-    const { userId } = await stack.seed.user(orgId);
-    user = { userId, orgId };
-    backend = await stack.seed.client(orgId, { clientType: 'confidential' });
-    otherBackend = await stack.seed.client(orgId, { clientType: 'confidential', name: 'Other Backend' });
-    app = await stack.seed.client(orgId);
+    ({ stack, user, clients: { backend, otherBackend, app } } = await startProtocolStack('oauth_introspect', {
+      backend: { clientType: 'confidential' },
+      otherBackend: { clientType: 'confidential', name: 'Other Backend' },
+      app: {},
+    }));
   });
   after(async () => {
     await stack?.stop();

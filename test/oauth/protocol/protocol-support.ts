@@ -1,9 +1,17 @@
-// Helpers of the protocol end-to-end suites: issue codes as the authorize endpoint would (the
-// sign-in pages are built elsewhere), and talk form-encoded to the protocol endpoints.
+// Helpers of the protocol end-to-end suites: the stack each suite starts, issue codes as the
+// authorize endpoint would (the sign-in pages are built elsewhere), and talk form-encoded to the
+// protocol endpoints.
 import { randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
-import type { ApiResponse, Stack } from '../../support/stack.js';
+import { requester, startStack, type ApiResponse, type Stack } from '../../support/stack.js';
+import { createServiceApp } from '../../../shared/http/service-app.js';
+import type { RateLimitPolicy } from '../../../shared/http/rate-limit.js';
+import type { OAuthServices } from '../../../shared/oauth/oauth-services.js';
+import type { RegisterClientInput } from '../../../command-service/oauth-clients/register-client.js';
+import { oauthProtocolRoutes } from '../../../command-service/oauth/oauth-routes.js';
 import type { CommandContext } from '../../../shared/event-store/command-handler.js';
 import type { AuthorizeRequest } from '../../../shared/oauth/authorize-request.js';
 import type { SignInSession } from '../../../shared/oauth/authorize-interaction.js';
@@ -33,6 +41,63 @@ export interface IssuedCode {
   readonly verifier: string;
   readonly redirectUri: string;
   readonly session: SignInSession;
+}
+
+/** Two public apps and a confidential backend: enough for a client's own tokens and another's. */
+export const APPS_AND_BACKEND = {
+  app: {},
+  otherApp: { name: 'Other App' },
+  backend: { clientType: 'confidential' },
+} as const satisfies Record<string, Partial<RegisterClientInput>>;
+
+/**
+ * A stack with one organization, one user of it, and the named clients of that organization,
+ * registered in the order given. The stack is stopped again when seeding fails.
+ */
+export async function startProtocolStack<Name extends string>(
+  label: string,
+  clients: Record<Name, Partial<RegisterClientInput>>,
+): Promise<{ stack: Stack; user: TestUser; clients: Record<Name, TestClient> }> {
+  const stack = await startStack({ label });
+  try {
+    const { orgId } = await stack.seed.tenant();
+    const { userId } = await stack.seed.user(orgId);
+    const seeded = {} as Record<Name, TestClient>;
+    for (const [name, options] of Object.entries(clients) as Array<[Name, Partial<RegisterClientInput>]>) {
+      seeded[name] = await stack.seed.client(orgId, options);
+    }
+    return { stack, user: { userId, orgId }, clients: seeded };
+  } catch (error) {
+    await stack.stop();
+    throw error;
+  }
+}
+
+export interface ProtocolServer {
+  readonly request: ReturnType<typeof requester>;
+  close(): Promise<void>;
+}
+
+/**
+ * The protocol routes alone on a server of their own, over the stack's deps: for a rate limit
+ * or a failing dependency the shared stack must not have.
+ */
+export async function serveProtocolRoutes(
+  stack: Stack,
+  options: { trustProxy: boolean; tokenRateLimit?: Partial<RateLimitPolicy>; oauth?: Partial<OAuthServices> },
+): Promise<ProtocolServer> {
+  const koa = createServiceApp({ logger: stack.logger, trustProxy: options.trustProxy });
+  const deps = { ...stack.deps, logger: stack.logger, config: { trustProxy: options.trustProxy }, oauth: { ...stack.oauth, ...options.oauth } };
+  koa.use(oauthProtocolRoutes(deps, { trustProxy: options.trustProxy, tokenRateLimit: options.tokenRateLimit }).routes());
+  const server = http.createServer(koa.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    request: requester(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 export function newVerifier(): string {
@@ -116,6 +181,17 @@ export function exchange(stack: Stack, client: TestClient, issued: IssuedCode, o
     ...overrides,
   };
   return postForm(stack, '/api/oauth/token', fields);
+}
+
+/** The code exchange of a confidential client with client_secret_basic (default: its own secret). */
+export function basicExchange(stack: Stack, client: TestClient, issued: IssuedCode, secret = client.clientSecret): Promise<ApiResponse> {
+  if (secret === null) throw new Error('client_secret_basic needs a confidential client');
+  return postForm(
+    stack,
+    '/api/oauth/token',
+    { grant_type: 'authorization_code', code: issued.code, redirect_uri: issued.redirectUri, code_verifier: issued.verifier },
+    basic(client.clientId, secret),
+  );
 }
 
 export function refresh(stack: Stack, client: TestClient, refreshToken: string, overrides: Record<string, string> = {}): Promise<ApiResponse> {

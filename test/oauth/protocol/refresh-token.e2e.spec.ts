@@ -2,9 +2,10 @@
 // family, scope narrowing, and the id_token on refresh.
 import { expect } from 'chai';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
-import { startStack, type Stack } from '../../support/stack.js';
+import type { Stack } from '../../support/stack.js';
 import { accessTokenHash } from '../../../shared/oauth/tokens.js';
 import {
+  APPS_AND_BACKEND,
   basic,
   expectOAuthError,
   familyIdOf,
@@ -12,6 +13,7 @@ import {
   introspect,
   postForm,
   refresh,
+  startProtocolStack,
   tokensFor,
   type TestClient,
   type TestUser,
@@ -26,13 +28,7 @@ describe('token endpoint: grant_type=refresh_token', function () {
   let backend: TestClient;
 
   before(async () => {
-    stack = await startStack({ label: 'oauth_refresh' });
-    const { orgId } = await stack.seed.tenant();
-    const { userId } = await stack.seed.user(orgId);
-    user = { userId, orgId };
-    app = await stack.seed.client(orgId);
-    otherApp = await stack.seed.client(orgId, { name: 'Other App' });
-    backend = await stack.seed.client(orgId, { clientType: 'confidential' });
+    ({ stack, user, clients: { app, otherApp, backend } } = await startProtocolStack('oauth_refresh', APPS_AND_BACKEND));
   });
   after(async () => {
     await stack?.stop();

@@ -1,8 +1,9 @@
 // POST /api/oauth/revoke (RFC 7009) end to end: always 200 for an authenticated client, and a
 // client's own refresh or access token revokes its whole family.
 import { expect } from 'chai';
-import { startStack, type Stack } from '../../support/stack.js';
+import type { Stack } from '../../support/stack.js';
 import {
+  APPS_AND_BACKEND,
   basic,
   expectOAuthError,
   familyIdOf,
@@ -11,6 +12,7 @@ import {
   postForm,
   refresh,
   revoke,
+  startProtocolStack,
   tokensFor,
   type TestClient,
   type TestUser,
@@ -25,13 +27,7 @@ describe('revocation endpoint (POST /api/oauth/revoke)', function () {
   let backend: TestClient;
 
   before(async () => {
-    stack = await startStack({ label: 'oauth_revoke' });
-    const { orgId } = await stack.seed.tenant();
-    const { userId } = await stack.seed.user(orgId);
-    user = { userId, orgId };
-    app = await stack.seed.client(orgId);
-    otherApp = await stack.seed.client(orgId, { name: 'Other App' });
-    backend = await stack.seed.client(orgId, { clientType: 'confidential' });
+    ({ stack, user, clients: { app, otherApp, backend } } = await startProtocolStack('oauth_revoke', APPS_AND_BACKEND));
   });
   after(async () => {
     await stack?.stop();

@@ -1,12 +1,19 @@
 // POST /api/oauth/token, what holds for every grant: form bodies only, grant dispatch, CORS,
 // no caching, and the per-IP rate limit.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { requester, startStack, type Stack } from '../../support/stack.js';
-import { createServiceApp } from '../../../shared/http/service-app.js';
-import { oauthProtocolRoutes } from '../../../command-service/oauth/oauth-routes.js';
-import { expectOAuthError, exchange, issueCode, postForm, tokensFor, type TestClient, type TestUser } from './protocol-support.js';
+import type { Stack } from '../../support/stack.js';
+import {
+  expectOAuthError,
+  exchange,
+  issueCode,
+  postForm,
+  serveProtocolRoutes,
+  startProtocolStack,
+  tokensFor,
+  type ProtocolServer,
+  type TestClient,
+  type TestUser,
+} from './protocol-support.js';
 
 describe('token endpoint (POST /api/oauth/token)', function () {
   this.timeout(60_000);
@@ -15,11 +22,7 @@ describe('token endpoint (POST /api/oauth/token)', function () {
   let app: TestClient;
 
   before(async () => {
-    stack = await startStack({ label: 'oauth_token' });
-    const { orgId } = await stack.seed.tenant();
-    const { userId } = await stack.seed.user(orgId);
-    user = { userId, orgId };
-    app = await stack.seed.client(orgId);
+    ({ stack, user, clients: { app } } = await startProtocolStack('oauth_token', { app: {} }));
   });
   after(async () => {
     await stack?.stop();
@@ -108,25 +111,18 @@ describe('token endpoint (POST /api/oauth/token)', function () {
   });
 
   describe('rate limit', () => {
-    let server: http.Server;
-    let request: ReturnType<typeof requester>;
+    let server: ProtocolServer;
 
     before(async () => {
       // The same routes with a tiny limit, behind a trusted proxy so each test picks its own source IP.
-      const koa = createServiceApp({ logger: stack.logger, trustProxy: true });
-      const deps = { ...stack.deps, logger: stack.logger, config: { trustProxy: true }, oauth: stack.oauth };
-      koa.use(oauthProtocolRoutes(deps, { trustProxy: true, tokenRateLimit: { points: 3 } }).routes());
-      server = http.createServer(koa.callback());
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      request = requester(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      server = await serveProtocolRoutes(stack, { trustProxy: true, tokenRateLimit: { points: 3 } });
     });
     after(async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server?.close();
     });
 
     const attempt = (ip: string) =>
-      request('POST', '/api/oauth/token', {
+      server.request('POST', '/api/oauth/token', {
         raw: 'grant_type=refresh_token&refresh_token=nope&client_id=' + app.clientId,
         headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Forwarded-For': ip },
       });
@@ -152,21 +148,17 @@ describe('token endpoint (POST /api/oauth/token)', function () {
   });
 
   describe('unexpected failures', () => {
-    let server: http.Server;
-    let request: ReturnType<typeof requester>;
+    let server: ProtocolServer;
 
     before(async () => {
       // The same routes over a client registry that cannot be reached.
-      const koa = createServiceApp({ logger: stack.logger, trustProxy: false });
-      const oauth = { ...stack.oauth, clients: { findClient: () => Promise.reject(new Error('connection refused')) } };
-      koa.use(oauthProtocolRoutes({ ...stack.deps, logger: stack.logger, config: { trustProxy: false }, oauth }, { trustProxy: false }).routes());
-      server = http.createServer(koa.callback());
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      request = requester(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      server = await serveProtocolRoutes(stack, {
+        trustProxy: false,
+        oauth: { clients: { findClient: () => Promise.reject(new Error('connection refused')) } },
+      });
     });
     after(async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server?.close();
     });
 
     it('answer 500 server_error in the OAuth shape, with no detail, at token, introspect and revoke', async () => {
@@ -175,7 +167,7 @@ describe('token endpoint (POST /api/oauth/token)', function () {
         ['/api/oauth/introspect', `token=x&client_id=${app.clientId}&client_secret=s`],
         ['/api/oauth/revoke', `token=x&client_id=${app.clientId}`],
       ] as const) {
-        const res = await request('POST', path, { raw: body, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+        const res = await server.request('POST', path, { raw: body, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
         expectOAuthError(res, 500, 'server_error');
         expect(res.text, path).to.not.include('connection refused');
       }

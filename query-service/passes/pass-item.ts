@@ -1,5 +1,5 @@
-// A pass as the user-delegated endpoints show it (spec "Pass"): every field but `created_by`,
-// which organization listings only carry. One row shape and mapping for the list and the get.
+// A pass as the API shows it (spec "Pass"): one row shape and mapping for the user's list and
+// get and the organization list, which adds `created_by` on top.
 import type { PassListRow } from '../../shared/db/read-models.js';
 
 export interface PassItem {
