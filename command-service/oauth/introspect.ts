@@ -5,11 +5,13 @@
 // caller whether someone else's token exists.
 //
 // Access tokens are verified offline (signature, typ at+jwt, issuer, audience, expiry; see
-// access-token-verifier.ts for why a verification is remembered) and then
-// their family is read from its stream, the authoritative record of revocation (the read model
-// may lag behind a revocation that just happened). Refresh tokens are active while they are their
-// family's current token and the family is live.
+// access-token-verifier.ts for why a verification is remembered) and then their family is taken
+// from its stream, the authoritative record of revocation (the read model may lag behind a
+// revocation that just happened), through the command handler's cache when that is at most a
+// second old. Refresh tokens are active while they are their family's current token and the
+// family is live, always read fresh.
 import type { HttpMiddleware } from '../../shared/http/http-state.js';
+import type { LoadOptions } from '../../shared/event-store/command-handler.js';
 import { authenticateClient } from '../../shared/oauth/client-auth.js';
 import type { OAuthClient } from '../../shared/oauth/client-decider.js';
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
@@ -40,14 +42,17 @@ export type IntrospectionResponse =
 
 const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
 
+/** How old a cached token family may be when an access token of it is introspected. */
+export const ACCESS_TOKEN_FAMILY_STALENESS_MS = 1000;
+
 const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
 export function introspectEndpoint(deps: ProtocolDeps): HttpMiddleware {
   const { issuer } = deps.oauth;
   const accessTokens = new AccessTokenVerifier(deps.oauth.verificationKeys, { issuer, audience: accessTokenAudience(issuer) });
 
-  const loadFamily = async (familyId: string): Promise<TokenFamilyState> => {
-    return (await deps.handler.load(oauthStreams.tokenFamily(familyId), tokenFamilyDecider)).state;
+  const loadFamily = async (familyId: string, options?: LoadOptions): Promise<TokenFamilyState> => {
+    return (await deps.handler.load(oauthStreams.tokenFamily(familyId), tokenFamilyDecider, options)).state;
   };
 
   async function introspectRefreshToken(token: string, client: OAuthClient, now: Date): Promise<IntrospectionResponse> {
@@ -74,7 +79,10 @@ export function introspectEndpoint(deps: ProtocolDeps): HttpMiddleware {
     if (claims === null) return INACTIVE;
     // Foreign tokens are settled before any read.
     if (claims.client_id !== client.clientId || !isFamilyId(claims.family_id)) return INACTIVE;
-    const family = await loadFamily(claims.family_id);
+    // A family this process revoked (revoke, a replayed code or refresh token) is seen at once; one
+    // revoked by another replica within ACCESS_TOKEN_FAMILY_STALENESS_MS. That bound is what buys
+    // introspection without a read per call (signature checks are remembered as well).
+    const family = await loadFamily(claims.family_id, { maxStalenessMs: ACCESS_TOKEN_FAMILY_STALENESS_MS });
     if (family.status !== 'active') return INACTIVE;
     return {
       active: true,

@@ -19,6 +19,17 @@ export interface HandleResult<Event extends EventShape> extends AppendResult {
 interface CachedState {
   readonly revision: number;
   readonly state: unknown;
+  /** When the state was last known to be the stream's latest (read, or appended by this process). */
+  readonly knownAt: number;
+}
+
+export interface LoadOptions {
+  /**
+   * Serve the cached state without a read when it was known current at most this long ago. Only
+   * for reads that tolerate another process's append being seen that much later: this process's
+   * own appends update the cache at once.
+   */
+  readonly maxStalenessMs?: number;
 }
 
 // Folded state is only meaningful for the evolve that folded it, and one stream can be folded by
@@ -104,16 +115,21 @@ export class CommandHandler {
   async load<Event extends EventShape, State>(
     streamName: string,
     decider: Pick<Decider<unknown, Event, State>, 'initialState' | 'evolve'>,
+    options: LoadOptions = {},
   ): Promise<{ state: State; revision: number | 'no_stream' }> {
     const key = cacheKey(streamName, decider.evolve);
     const cached = this.cache.get(key);
+    if (cached && options.maxStalenessMs !== undefined && Date.now() - cached.knownAt <= options.maxStalenessMs) {
+      return { state: cached.state as State, revision: cached.revision };
+    }
+    const readAt = Date.now();
     const from = cached ? cached.revision + 1 : 0;
     const events = await this.read({ streamName, fromRevision: from });
     let state = (cached ? cached.state : decider.initialState()) as State;
     for (const e of events) state = decider.evolve(state, { type: e.type, data: e.data } as Event);
     const last = events.at(-1);
     const revision = last ? last.revision : cached ? cached.revision : 'no_stream';
-    if (revision !== 'no_stream') this.remember(key, { revision, state });
+    if (revision !== 'no_stream') this.remember(key, { revision, state, knownAt: readAt });
     return { state, revision };
   }
 
@@ -205,7 +221,7 @@ export class CommandHandler {
       if (toAppend.length === 0) return outcomes.map((o) => ({ ...o, position: START }));
       try {
         const result = await this.store.appendToStream(streamName, toAppend, revision);
-        this.remember(cacheKey(streamName, decider.evolve), { revision: result.nextExpectedRevision, state: next });
+        this.remember(cacheKey(streamName, decider.evolve), { revision: result.nextExpectedRevision, state: next, knownAt: Date.now() });
         // Every command of the batch is durable at the batch's last position.
         return outcomes.map((o) => ({ ...o, position: o.events.length > 0 ? result.position : START }));
       } catch (error) {

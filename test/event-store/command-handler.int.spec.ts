@@ -194,6 +194,28 @@ describe('command handler over the PostgreSQL event store', function () {
     expect(revision).to.equal(3);
   });
 
+  it('serves a state known current within maxStalenessMs without a read, and catches up once it is older', async () => {
+    const stream = uniqueStream('list');
+    const [one, two] = [process(), process()];
+    await one.handler.handle(stream, listDecider, { type: 'AddItem', item: 'a' }, context());
+    await two.handler.handle(stream, listDecider, { type: 'AddItem', item: 'b' }, context());
+
+    // Its own append made the state known just now: no read, and the other process's item is not seen yet.
+    one.store.reads.length = 0;
+    const cached = await one.handler.load(stream, listDecider, { maxStalenessMs: 60_000 });
+    expect(cached.state.items).to.deep.equal(['a']);
+    expect(one.store.reads).to.deep.equal([]);
+
+    // Without the option, or once the state is older than allowed, it reads (only what is new).
+    await new Promise((r) => setTimeout(r, 30));
+    const fresh = await one.handler.load(stream, listDecider, { maxStalenessMs: 10 });
+    expect(fresh.state.items).to.deep.equal(['a', 'b']);
+    expect(one.store.reads).to.deep.equal([{ streamName: stream, fromRevision: 1 }]);
+    const plain = await one.handler.load(stream, listDecider);
+    expect(plain.state.items).to.deep.equal(['a', 'b']);
+    expect(one.store.reads).to.have.length(2);
+  });
+
   it('after losing a race, decides again on the winner’s events without re-reading the whole stream', async () => {
     const stream = uniqueStream('list');
     const [one, two] = [process(), process()];
