@@ -79,6 +79,69 @@ SELECT (SELECT revision FROM head) AS actual, last.stream_position AS revision,
        last.transaction_id::text AS commit, last.global_position::text AS prepare
 FROM (SELECT 1) AS one LEFT JOIN last ON true`;
 
+// The same for several streams at once (group commit): one head per stream, each checked against
+// its own expectation; rows only for the streams whose check passed. A concurrent writer makes
+// the whole statement fail on the (stream_name, stream_position) key, and nothing is written.
+const APPEND_MANY_SQL = `
+WITH req AS (
+  SELECT r.ord::int AS request, r.value->>'stream' AS stream_name, r.value->>'kind' AS kind,
+         (r.value->>'expected')::int AS expected, r.value->'events' AS events
+  FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS r(value, ord)
+), head AS (
+  SELECT req.*, (SELECT max(e.stream_position) FROM events e WHERE e.stream_name = req.stream_name) AS revision FROM req
+), allowed AS (
+  SELECT * FROM head
+  WHERE CASE kind WHEN 'any' THEN true WHEN 'no_stream' THEN revision IS NULL ELSE revision = expected END
+), inserted AS (
+  INSERT INTO events (stream_name, stream_position, event_id, type, data, metadata)
+  SELECT a.stream_name, coalesce(a.revision, -1) + e.ord::int,
+         (e.value->>'id')::uuid, e.value->>'type', e.value->'data', e.value->'metadata'
+  FROM allowed a, jsonb_array_elements(a.events) WITH ORDINALITY AS e(value, ord)
+  ORDER BY a.request, e.ord
+  RETURNING stream_name, stream_position, global_position, transaction_id
+), last AS (
+  SELECT DISTINCT ON (stream_name) stream_name, stream_position, global_position, transaction_id
+  FROM inserted ORDER BY stream_name, stream_position DESC
+)
+SELECT h.request, h.revision AS actual, l.stream_position AS revision,
+       l.transaction_id::text AS commit, l.global_position::text AS prepare
+FROM head h LEFT JOIN last l ON l.stream_name = h.stream_name
+ORDER BY h.request`;
+
+/** More in one statement would make one slow append hold many callers. */
+const MAX_APPENDS_PER_STATEMENT = 64;
+
+interface PendingAppend {
+  readonly streamName: string;
+  readonly events: readonly NewEvent[];
+  readonly expected: ExpectedRevision;
+  readonly payload: string;
+  readonly resolve: (result: AppendResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+interface MultiAppendRow {
+  request: number;
+  actual: number | null;
+  revision: number | null;
+  commit: string | null;
+  prepare: string | null;
+}
+
+function appendPayload(events: readonly NewEvent[]): string {
+  return JSON.stringify(events.map((e) => ({ id: e.id, type: e.type, data: e.data === undefined ? null : e.data, metadata: e.metadata })));
+}
+
+function multiPayload(requests: readonly PendingAppend[]): string {
+  const parts = requests.map((r) => {
+    const kind = typeof r.expected === 'number' ? 'exact' : r.expected;
+    const expected = typeof r.expected === 'number' ? r.expected : null;
+    // The events are already JSON: spliced in rather than parsed and serialised again.
+    return `{"stream":${JSON.stringify(r.streamName)},"kind":"${kind}","expected":${expected},"events":${r.payload}}`;
+  });
+  return `[${parts.join(',')}]`;
+}
+
 // ORDER BY names the table's columns explicitly: an unqualified name would bind to an output
 // column of the same name first, and a text cast of it would sort '10' before '9'.
 const READ_ALL_SQL = `SELECT ${COLUMNS} FROM events
@@ -113,6 +176,7 @@ export class PostgresEventStore implements EventStore {
   private readonly notifications: AppendNotifications;
   private readonly subscriptions = new Set<PollingSubscription>();
   private announcing: Promise<void> | null = null;
+  private pendingAppends: PendingAppend[] = [];
   private announceAgain = false;
   private closed = false;
 
@@ -125,11 +189,79 @@ export class PostgresEventStore implements EventStore {
     this.notifications = new AppendNotifications(pool.options, this.channel);
   }
 
+  /**
+   * Appends asked for in the same event-loop turn, to different streams, go out as ONE statement
+   * (one round trip and one commit for all: group commit), each still with its own expected
+   * revision and its own outcome. A stream that conflicts, or a batch that meets a concurrent
+   * writer, falls back to appending alone, so the semantics are exactly those of one append.
+   */
   async appendToStream(streamName: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     checkAppend(streamName, events, expected);
-    const payload = JSON.stringify(
-      events.map((e) => ({ id: e.id, type: e.type, data: e.data === undefined ? null : e.data, metadata: e.metadata })),
+    return new Promise((resolve, reject) => {
+      const request: PendingAppend = { streamName, events, expected, payload: appendPayload(events), resolve, reject };
+      if (this.pendingAppends.push(request) > 1) return;
+      setImmediate(() => {
+        const batch = this.pendingAppends;
+        this.pendingAppends = [];
+        void this.flushAppends(batch);
+      });
+    });
+  }
+
+  private async flushAppends(batch: readonly PendingAppend[]): Promise<void> {
+    // The same stream twice would compute one head for both: those go alone, in order.
+    const seen = new Set<string>();
+    const together: PendingAppend[] = [];
+    const alone: PendingAppend[] = [];
+    for (const r of batch) {
+      if (seen.has(r.streamName) || together.length >= MAX_APPENDS_PER_STATEMENT) alone.push(r);
+      else {
+        seen.add(r.streamName);
+        together.push(r);
+      }
+    }
+    const settle = (r: PendingAppend, result: Promise<AppendResult>) => result.then(r.resolve, r.reject);
+    if (together.length === 1) alone.unshift(together.pop()!);
+    if (together.length > 0) {
+      let rows: MultiAppendRow[] | null = null;
+      try {
+        ({ rows } = await this.pool.query<MultiAppendRow>({ name: 'event-store-append-many', text: APPEND_MANY_SQL, values: [multiPayload(together)] }));
+      } catch (error) {
+        // A concurrent writer (or a retried event id) aborted the whole statement: nothing was
+        // written, so each append is simply made alone and gets its precise outcome there.
+        if (!isUniqueViolation(error)) {
+          for (const r of together) r.reject(error);
+          rows = [];
+        }
+      }
+      if (rows === null) {
+        alone.unshift(...together);
+      } else if (rows.length > 0) {
+        let committed = false;
+        const byRequest = new Map(rows.map((row) => [row.request, row]));
+        for (const [i, r] of together.entries()) {
+          const row = byRequest.get(i + 1);
+          if (row && row.revision !== null && row.commit !== null && row.prepare !== null) {
+            committed = true;
+            r.resolve({ nextExpectedRevision: row.revision, position: { commit: BigInt(row.commit), prepare: BigInt(row.prepare) } });
+          } else {
+            // Not where it expected: alone, it finds out whether this is a retry or a conflict.
+            alone.push(r);
+          }
+        }
+        if (committed) this.announce();
+      }
+    }
+    const byStream = new Map<string, PendingAppend[]>();
+    for (const r of alone) byStream.set(r.streamName, [...(byStream.get(r.streamName) ?? []), r]);
+    await Promise.all(
+      [...byStream.values()].map(async (requests) => {
+        for (const r of requests) await settle(r, this.appendAlone(r.streamName, r.events, r.expected, r.payload));
+      }),
     );
+  }
+
+  private async appendAlone(streamName: string, events: readonly NewEvent[], expected: ExpectedRevision, payload: string): Promise<AppendResult> {
     const values = [streamName, payload, typeof expected === 'number' ? 'exact' : expected, typeof expected === 'number' ? expected : null];
     for (let attempt = 1; ; attempt++) {
       let row: AppendRow | undefined;

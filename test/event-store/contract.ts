@@ -7,6 +7,7 @@ import {
   START,
   WrongExpectedVersion,
   comparePositions,
+  type AppendResult,
   type EventStore,
   type NewEvent,
   type Position,
@@ -192,6 +193,29 @@ export function runEventStoreContract(name: string, factory: EventStoreFactory):
         const third = await store.appendToStream(stream, [newEvent()], 2);
         expect(third.nextExpectedRevision).to.equal(3);
         expect((await store.readStream(stream)).map((e) => e.revision)).to.deep.equal([0, 1, 2, 3]);
+      });
+
+      it('gives each of many appends started together its own outcome, as if each were alone', async () => {
+        const streams = Array.from({ length: 6 }, () => uniqueStream());
+        await store.appendToStream(streams[0]!, [newEvent()], 'no_stream');
+        const [conflict, ...rest] = await Promise.allSettled([
+          store.appendToStream(streams[0]!, [newEvent()], 'no_stream'),
+          ...streams.slice(1).map((s, i) => store.appendToStream(s, Array.from({ length: i + 1 }, () => newEvent()), 'no_stream')),
+          store.appendToStream(uniqueStream(), [newEvent()], 3), // expects a stream that does not exist
+        ]);
+        expect(conflict.status).to.equal('rejected');
+        await expectWrongExpectedVersion(Promise.reject((conflict as PromiseRejectedResult).reason), 0);
+        const missing = rest.pop()!;
+        expect(missing.status).to.equal('rejected');
+        await expectWrongExpectedVersion(Promise.reject((missing as PromiseRejectedResult).reason), 'no_stream');
+        const committed = rest.map((r) => (r as PromiseFulfilledResult<AppendResult>).value);
+        expect(committed.map((r) => r.nextExpectedRevision)).to.deep.equal([0, 1, 2, 3, 4]);
+        for (const [i, s] of streams.slice(1).entries()) {
+          const events = await store.readStream(s);
+          expect(events.map((e) => e.revision)).to.deep.equal(Array.from({ length: i + 1 }, (_, n) => n));
+          expect(comparePositions(events.at(-1)!.position, committed[i]!.position)).to.equal(0);
+        }
+        expect(await store.readStream(streams[0]!)).to.have.length(1);
       });
 
       it('an exact revision on a stream that does not exist fails with no_stream', async () => {
