@@ -203,7 +203,8 @@ export class PostgresEventStore implements EventStore {
       setImmediate(() => {
         const batch = this.pendingAppends;
         this.pendingAppends = [];
-        void this.flushAppends(batch);
+        // Settling a promise twice is a no-op: a bug in the flush fails what it left open instead of hanging it.
+        this.flushAppends(batch).catch((error: unknown) => batch.forEach((r) => r.reject(error)));
       });
     });
   }
