@@ -12,8 +12,10 @@ export interface CommandContext {
   readonly now: Date;
 }
 
-export interface HandleResult<Event extends EventShape> extends AppendResult {
+export interface HandleResult<Event extends EventShape, State = unknown> extends AppendResult {
   readonly events: readonly Event[];
+  /** The stream's state right after this command's events (what a caller reads the unchanged facts from). */
+  readonly state: State;
 }
 
 interface CachedState {
@@ -50,7 +52,7 @@ interface Pending {
   readonly decider: Decider<unknown, EventShape, unknown>;
   readonly command: unknown;
   readonly context: CommandContext;
-  readonly resolve: (result: HandleResult<EventShape>) => void;
+  readonly resolve: (result: HandleResult<EventShape, unknown>) => void;
   readonly reject: (error: unknown) => void;
 }
 
@@ -59,6 +61,8 @@ interface Outcome {
   readonly events: readonly EventShape[];
   /** Revision of the stream after this command's events (its own, not the batch's last). */
   readonly revisionAfter: number;
+  /** State after this command's events. */
+  readonly state: unknown;
   readonly error?: unknown;
 }
 
@@ -92,13 +96,13 @@ export class CommandHandler {
     decider: Decider<Command, Event, State>,
     command: Command,
     context: CommandContext,
-  ): Promise<HandleResult<Event>> {
-    return new Promise<HandleResult<Event>>((resolve, reject) => {
+  ): Promise<HandleResult<Event, State>> {
+    return new Promise<HandleResult<Event, State>>((resolve, reject) => {
       const pending: Pending = {
         decider: decider as unknown as Decider<unknown, EventShape, unknown>,
         command,
         context,
-        resolve: resolve as (result: HandleResult<EventShape>) => void,
+        resolve: resolve as (result: HandleResult<EventShape, unknown>) => void,
         reject,
       };
       const queue = this.queues.get(streamName);
@@ -131,20 +135,6 @@ export class CommandHandler {
     const revision = last ? last.revision : cached ? cached.revision : 'no_stream';
     if (revision !== 'no_stream') this.remember(key, { revision, state, knownAt: readAt });
     return { state, revision };
-  }
-
-  /**
-   * Handles a command and loads its stream beside it: both reads go out in the same event-loop
-   * turn, so one round trip. The loaded state is for what the command leaves unchanged (the grant
-   * a code or a token family carries), not for its outcome.
-   */
-  loadAndHandle<Command, Event extends EventShape, State>(
-    streamName: string,
-    decider: Decider<Command, Event, State>,
-    command: Command,
-    context: CommandContext,
-  ): Promise<[{ state: State; revision: number | 'no_stream' }, HandleResult<Event>]> {
-    return Promise.all([this.load(streamName, decider), this.handle(streamName, decider, command, context)]);
   }
 
   /**
@@ -184,7 +174,12 @@ export class CommandHandler {
           if (outcome.error !== undefined) {
             outcome.pending.reject(outcome.error);
           } else {
-            outcome.pending.resolve({ events: outcome.events, nextExpectedRevision: outcome.revisionAfter, position: outcome.position });
+            outcome.pending.resolve({
+              events: outcome.events,
+              nextExpectedRevision: outcome.revisionAfter,
+              position: outcome.position,
+              state: outcome.state,
+            });
           }
         }
       } catch (error) {
@@ -200,7 +195,11 @@ export class CommandHandler {
     batch: readonly Pending[],
   ): Promise<Array<Outcome & { position: Position }>> {
     for (let attempt = 1; ; attempt++) {
-      const { state, revision } = await this.load(streamName, decider);
+      // Optimistic first attempt: a cached state is decided on without a read, and the append's
+      // expected revision proves it was current (else the usual lost-race path reads what is new).
+      // What an append cannot prove, a rejection or nothing to append, is decided again on a read.
+      const cached = attempt === 1 ? this.cache.get(cacheKey(streamName, decider.evolve)) : undefined;
+      const { state, revision } = cached ?? (await this.load(streamName, decider));
       let next = state;
       let revisionAfter = revision === 'no_stream' ? -1 : revision;
       const outcomes: Outcome[] = [];
@@ -210,14 +209,15 @@ export class CommandHandler {
         try {
           events = decider.decide(pending.command, next);
         } catch (error) {
-          outcomes.push({ pending, events: [], revisionAfter, error });
+          outcomes.push({ pending, events: [], revisionAfter, state: next, error });
           continue;
         }
         for (const e of events) next = decider.evolve(next, e);
         revisionAfter += events.length;
-        outcomes.push({ pending, events, revisionAfter });
+        outcomes.push({ pending, events, revisionAfter, state: next });
         for (const e of events) toAppend.push(toNewEvent(e, pending.context, this.versionOf));
       }
+      if (cached && outcomes.some((o) => o.error !== undefined || o.events.length === 0)) continue;
       if (toAppend.length === 0) return outcomes.map((o) => ({ ...o, position: START }));
       try {
         const result = await this.store.appendToStream(streamName, toAppend, revision);

@@ -175,7 +175,7 @@ describe('command handler over the PostgreSQL event store', function () {
     expect(loaded.map((l) => l.revision)).to.deep.equal([0, 'no_stream', 'no_stream']);
   });
 
-  it('catches its cached state up with what another process appended, reading only the new events', async () => {
+  it('decides on its cached state without a read; another process\'s appends are caught by the revision, then only they are read', async () => {
     const stream = uniqueStream('list');
     const [one, two] = [process(), process()];
     await one.handler.handle(stream, listDecider, { type: 'AddItem', item: 'a' }, context());
@@ -186,12 +186,50 @@ describe('command handler over the PostgreSQL event store', function () {
     const result = await one.handler.handle(stream, listDecider, { type: 'AddItem', item: 'd' }, context());
     expect(result.events).to.deep.equal([{ type: 'ItemAdded', data: { item: 'd', index: 3 } }]);
     expect(result.nextExpectedRevision).to.equal(3);
+    // The optimistic append at revision 0 lost; then only what two appended was read.
+    expect(one.store.conflicts).to.equal(1);
     expect(one.store.reads).to.deep.equal([{ streamName: stream, fromRevision: 1 }]); // not from 0
-    expect(one.store.conflicts).to.equal(0);
+    expect(result.state.items).to.deep.equal(['a', 'b', 'c', 'd']);
+
+    // When nobody else wrote, the next command costs no read at all.
+    one.store.reads.length = 0;
+    await one.handler.handle(stream, listDecider, { type: 'AddItem', item: 'e' }, context());
+    expect(one.store.reads).to.deep.equal([]);
+    expect(one.store.conflicts).to.equal(1);
 
     const { state, revision } = await one.handler.load(stream, listDecider);
-    expect(state.items).to.deep.equal(['a', 'b', 'c', 'd']);
-    expect(revision).to.equal(3);
+    expect(state.items).to.deep.equal(['a', 'b', 'c', 'd', 'e']);
+    expect(revision).to.equal(4);
+  });
+
+  it('decides a rejection made on its cached state again on a fresh read, before answering', async () => {
+    // A door that can only be closed when open: process one's cache says closed, but two opened it.
+    type Door = { open: boolean };
+    type DoorCommand = { type: 'Open' | 'Close' };
+    type DoorEvent = { type: 'Opened' | 'Closed'; data: Record<string, never> };
+    const door: Decider<DoorCommand, DoorEvent, Door> = {
+      initialState: () => ({ open: false }),
+      evolve: (_state, event) => ({ open: event.type === 'Opened' }),
+      decide: (command, state) => {
+        if ((command.type === 'Open') === state.open) throw new ConflictError(`already ${state.open ? 'open' : 'closed'}`);
+        return [{ type: command.type === 'Open' ? 'Opened' : 'Closed', data: {} }];
+      },
+    };
+    const stream = uniqueStream('door');
+    const [one, two] = [process(), process()];
+    await one.handler.handle(stream, door, { type: 'Open' }, context());
+    await one.handler.handle(stream, door, { type: 'Close' }, context()); // one caches: closed
+    await two.handler.handle(stream, door, { type: 'Open' }, context());
+
+    one.store.reads.length = 0;
+    const closed = await one.handler.handle(stream, door, { type: 'Close' }, context());
+    expect(closed.events).to.deep.equal([{ type: 'Closed', data: {} }]);
+    expect(one.store.reads).to.deep.equal([{ streamName: stream, fromRevision: 2 }]);
+    // A rejection that holds on the fresh state is answered as one.
+    let error: unknown = null;
+    await one.handler.handle(stream, door, { type: 'Close' }, context()).catch((e: unknown) => (error = e));
+    expect(error).to.be.instanceOf(ConflictError);
+    expect((await one.store.readStream(stream)).map((e) => e.type)).to.deep.equal(['Opened', 'Closed', 'Opened', 'Closed']);
   });
 
   it('serves a state known current within maxStalenessMs without a read, and catches up once it is older', async () => {
@@ -228,7 +266,8 @@ describe('command handler over the PostgreSQL event store', function () {
     expect(one.store.conflicts).to.equal(1);
     expect(result.events).to.deep.equal([{ type: 'ItemAdded', data: { item: 'c', index: 2 } }]);
     expect(result.nextExpectedRevision).to.equal(2);
-    expect(one.store.reads.map((r) => r.fromRevision)).to.deep.equal([1, 1]);
+    // No read before the optimistic append; after losing, only what two appended.
+    expect(one.store.reads.map((r) => r.fromRevision)).to.deep.equal([1]);
     expect((await one.store.readStream(stream)).map((e) => (e.data as ItemAdded['data']).item)).to.deep.equal(['a', 'b', 'c']);
   });
 

@@ -38,8 +38,8 @@ export async function exchangeAuthorizationCode(
   const codeStream = oauthStreams.authorizationCode(codeHash);
 
   // The redemption's events name only the family; the grant (user, scopes, nonce, ...) is the
-  // issued code's, which never changes once issued: loaded with the redemption, in one round trip.
-  const [issued, redemption] = await deps.handler.loadAndHandle(
+  // issued code's, read from the code's state after the redemption.
+  const redemption = await deps.handler.handle(
     codeStream,
     authorizationCodeDecider,
     { type: 'RedeemAuthorizationCode', data: { codeHash, clientId: client.clientId, redirectUri, codeVerifier, now: ctx.now.toISOString() } },
@@ -57,9 +57,9 @@ export async function exchangeAuthorizationCode(
     );
     throw new InvalidGrant();
   }
-  // Redeemed implies issued; the read was taken with the redemption's, so this only guards a bug.
-  if (issued.state.status === 'absent') throw new InvalidGrant();
-  const facts = issued.state.code;
+  // Redeemed implies issued: this only guards a bug.
+  if (redemption.state.status === 'absent') throw new InvalidGrant();
+  const facts = redemption.state.code;
 
   const grant: GrantFacts = {
     clientId: facts.clientId,

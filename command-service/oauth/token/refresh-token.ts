@@ -32,8 +32,8 @@ export async function refreshAccessToken(
   const stream = oauthStreams.tokenFamily(familyId);
 
   // The decider checks client, spent/current token, expiry and scope (invalid_scope on widening).
-  // The grant to mint from is the family's, unchanged by rotation: loaded with it, in one round trip.
-  const [family, rotation] = await deps.handler.loadAndHandle(
+  // The grant to mint from is the family's, unchanged by rotation: read from its state after it.
+  const rotation = await deps.handler.handle(
     stream,
     tokenFamilyDecider,
     {
@@ -43,7 +43,7 @@ export async function refreshAccessToken(
     ctx,
   );
   assertRotated(rotation.events);
-  const grant = family.state.status === 'absent' ? null : family.state.grant;
+  const grant = rotation.state.status === 'absent' ? null : rotation.state.grant;
   // Rotated implies started; guards a bug only.
   if (grant === null) throw new InvalidGrant();
 
