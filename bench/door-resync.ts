@@ -12,6 +12,7 @@
 // Target: a full resync of one controller with 10,000 credentials under 5 s.
 import { DoorHarness, uniqueFacilityId } from '../test/door/support/door-harness.js';
 import { KAFKA_BROKERS, MOSQUITTO_URL } from '../test/door/support/door-components.js';
+import { runThenExit } from './run-then-exit.js';
 import { stopTestDatabases } from '../test/support/database.js';
 import { tcpReachable } from '../test/support/components.js';
 import { newEvent, passCreated, testPass } from '../test/door/fixtures.js';
@@ -106,10 +107,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(process.exitCode ?? 0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runThenExit(main);

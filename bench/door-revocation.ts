@@ -13,6 +13,7 @@
 // Targets: p50 under 100 ms, p99 under 500 ms at 50 revocations/s, 10 facilities, 10,000 passes.
 import http from 'node:http';
 import { startStack, passBody } from '../test/support/stack.js';
+import { runThenExit } from './run-then-exit.js';
 import { stopTestDatabases, databaseKind } from '../test/support/database.js';
 import { tcpReachable } from '../test/support/components.js';
 import { DoorHarness } from '../test/door/support/door-harness.js';
@@ -184,10 +185,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(process.exitCode ?? 0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runThenExit(main);

@@ -20,7 +20,7 @@ import { formatScope } from '../../shared/oauth/scopes.js';
 import { tokenFamilyDecider, type TokenFamilyState } from '../../shared/oauth/token-family-decider.js';
 import { accessTokenAudience } from '../../shared/oauth/tokens.js';
 import { AccessTokenVerifier } from './access-token-verifier.js';
-import { readFormBody, requiredParameter } from './form-body.js';
+import { readProtocolForm, requiredParameter } from './form-body.js';
 import type { ProtocolDeps } from './protocol-deps.js';
 import { subjectOf } from './token/token-response.js';
 
@@ -99,7 +99,7 @@ export function introspectEndpoint(deps: ProtocolDeps): HttpMiddleware {
   }
 
   return async function introspect(ctx) {
-    const form = await readFormBody(ctx);
+    const form = await readProtocolForm(ctx);
     const { client } = await authenticateClient(ctx.get('authorization') || undefined, form, deps.oauth.clients, {
       confidentialOnly: true,
     });

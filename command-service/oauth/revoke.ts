@@ -17,7 +17,7 @@ import { isFamilyId, parseRefreshToken } from '../../shared/oauth/opaque-credent
 import { tokenFamilyDecider } from '../../shared/oauth/token-family-decider.js';
 import { accessTokenAudience, verifyAccessToken } from '../../shared/oauth/tokens.js';
 import { clientCommandContext } from './client-command-context.js';
-import { readFormBody, requiredParameter } from './form-body.js';
+import { readProtocolForm, requiredParameter } from './form-body.js';
 import type { ProtocolDeps } from './protocol-deps.js';
 
 export function revokeEndpoint(deps: ProtocolDeps): HttpMiddleware {
@@ -52,7 +52,7 @@ export function revokeEndpoint(deps: ProtocolDeps): HttpMiddleware {
   }
 
   return async function revoke(ctx) {
-    const form = await readFormBody(ctx);
+    const form = await readProtocolForm(ctx);
     const { client } = await authenticateClient(ctx.get('authorization') || undefined, form, deps.oauth.clients);
     const token = requiredParameter(form, 'token');
     // token_type_hint (RFC 7009 §2.1) is not needed: a refresh token and a JWT cannot be mistaken.

@@ -4,7 +4,7 @@ import type { HttpMiddleware } from '../../shared/http/http-state.js';
 import { authenticateClient } from '../../shared/oauth/client-auth.js';
 import { UnsupportedGrantType } from '../../shared/oauth/oauth-errors.js';
 import { clientCommandContext } from './client-command-context.js';
-import { readFormBody, requiredParameter } from './form-body.js';
+import { readProtocolForm, requiredParameter } from './form-body.js';
 import type { ProtocolDeps } from './protocol-deps.js';
 import { exchangeAuthorizationCode } from './token/authorization-code.js';
 import { refreshAccessToken } from './token/refresh-token.js';
@@ -12,7 +12,7 @@ import type { TokenResponse } from './token/token-response.js';
 
 export function tokenEndpoint(deps: ProtocolDeps): HttpMiddleware {
   return async function issueTokens(ctx) {
-    const form = await readFormBody(ctx);
+    const form = await readProtocolForm(ctx);
     const grantType = requiredParameter(form, 'grant_type');
     // Public clients: client_id only (PKCE is their proof); confidential: Basic or client_secret_post.
     const { client } = await authenticateClient(ctx.get('authorization') || undefined, form, deps.oauth.clients);

@@ -17,7 +17,8 @@ import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { authorizeLocationOf, consentedFor, flowRequestId, type AuthorizationFlow } from '../../shared/sign-in/authorization-flow.js';
 import { consentDecider } from '../../shared/sign-in/consent-decider.js';
 import { digestsEqual } from '../../shared/oauth/opaque-credentials.js';
-import { field, parseFields, readFormFields } from './page-form.js';
+import { field, readFormFields } from './page-form.js';
+import { parseFormFields } from '../../shared/http/form-body.js';
 import { redirectTo, sendPage } from './page-response.js';
 import { consentPage } from './pages/consent-page.js';
 import { messagePage } from './pages/message-page.js';
@@ -53,7 +54,7 @@ export function consentRoutes(router: Router<HttpState>, env: SignInEnv): void {
       return { ok: false };
     }
     const session = await kit.session(ctx);
-    const validation = await validateAuthorizeRequest(parseFields(flow.query), deps.oauth.clients, issuer);
+    const validation = await validateAuthorizeRequest(parseFormFields(flow.query), deps.oauth.clients, issuer);
     if (session === null || validation.outcome !== 'valid' || validation.request.client.orgId !== session.orgId) {
       redirectTo(ctx, authorizeLocationOf(flow));
       return { ok: false };

@@ -9,7 +9,8 @@ import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
 import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
 import { SIGN_IN_AMR } from '../../shared/sign-in/sign-in-methods.js';
 import { MAX_LOGIN_HINT_LENGTH } from '../../shared/oauth/authorize-request.js';
-import { field, parseFields, readFormFields } from './page-form.js';
+import { field, readFormFields } from './page-form.js';
+import { parseFormFields } from '../../shared/http/form-body.js';
 import { redirectTo, sendPage } from './page-response.js';
 import { checkPassword, dummyPasswordHash, normaliseSignInEmail } from './password-check.js';
 import { SIGN_IN_FAILED, signInPage } from './pages/sign-in-page.js';
@@ -30,7 +31,7 @@ export function passwordSignInRoutes(router: Router<HttpState>, env: SignInEnv):
     // Nothing to sign in for: a signed-in visitor goes to the account page.
     if (flow === null && (await kit.session(ctx)) !== null) return redirectTo(ctx, SIGN_IN_PATHS.account);
     // The client's login_hint pre-fills the email (only a hint: the user can change it).
-    const hint = flow === null ? undefined : parseFields(flow.query).login_hint;
+    const hint = flow === null ? undefined : parseFormFields(flow.query).login_hint;
     const email = typeof hint === 'string' && hint.length <= MAX_LOGIN_HINT_LENGTH && VISIBLE_ASCII.test(hint) ? hint : '';
     render(ctx, { email, error: null });
   });
@@ -69,7 +70,7 @@ export function passwordSignInRoutes(router: Router<HttpState>, env: SignInEnv):
 /** The organization of the client waiting for this sign-in, if any. */
 async function flowOrgId(env: SignInEnv, ctx: HttpContext): Promise<number | null> {
   const flow = env.kit.flow(ctx);
-  const clientId = flow === null ? undefined : parseFields(flow.query).client_id;
+  const clientId = flow === null ? undefined : parseFormFields(flow.query).client_id;
   if (typeof clientId !== 'string') return null;
   const client = await env.deps.oauth.clients.findClient(clientId).catch(() => null);
   return client?.orgId ?? null;

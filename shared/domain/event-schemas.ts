@@ -236,6 +236,16 @@ export function upcast(type: string, schemaVersion: number, data: unknown): { sc
   return { schemaVersion: entry.version, data: applyUpcasters(type, entry.upcasters ?? {}, schemaVersion, entry.version, data) };
 }
 
+/** ajv's complaints about an event's data at its type's current version; empty when it is valid. */
+export function eventDataErrors(event: { readonly type: string; readonly data: unknown }): string[] {
+  try {
+    validateEvent(event.type, schemaVersionOf(event.type), event.data);
+    return [];
+  } catch (error) {
+    return [error instanceof Error ? error.message : String(error)];
+  }
+}
+
 /** What the validating event store uses. */
 export const eventSchemas = { validate: validateEvent, upcast, versionOf: schemaVersionOf } as const;
 

@@ -17,6 +17,7 @@
 //     come (introspection): invalid_client, 401, with a Basic challenge when Basic was tried.
 // The secret is compared as SHA-256 digests in constant time; an unknown client costs the same
 // hash, so timing does not reveal which client ids exist.
+import type { FormFields } from '../http/form-body.js';
 import type { ClientDirectory, OAuthClient } from './client-decider.js';
 import { isClientId } from './client-decider.js';
 import { InvalidClient, InvalidRequest } from './oauth-errors.js';
@@ -25,7 +26,7 @@ import { digestsEqual, sha256Hex } from './opaque-credentials.js';
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 
 /** A form body as the body parser gives it: a repeated field arrives as an array. */
-export type FormParameters = Readonly<Record<string, string | readonly string[] | undefined>>;
+export type FormParameters = FormFields;
 
 export interface AuthenticatedClient {
   readonly client: OAuthClient;

@@ -1,6 +1,5 @@
-// The OAuth events: data shapes and their JSON Schemas (ajv, additionalProperties: false), kept
-// beside the core catalogue (shared/domain/events.ts) until the OAuth endpoints land and they join
-// its schema registry. No secret is ever in an event: authorization codes, refresh tokens and client secrets
+// The OAuth and sign-in events: data shapes and their JSON Schemas (additionalProperties: false),
+// which the one event catalogue (shared/domain/event-schemas.ts) validates on append and read. No secret is ever in an event: authorization codes, refresh tokens and client secrets
 // appear only as SHA-256 hashes (see opaque-credentials.ts for why SHA-256 suffices), and every
 // hash field is constrained to 64 hex characters so a raw credential cannot be appended by mistake.
 //
@@ -19,8 +18,6 @@
 // The nonce is kept as given, not hashed: it must be copied verbatim into the id_token at code
 // redemption, and it is not a credential (it only lets the relying party tie an id_token to its
 // own request; knowing it grants nothing). The code_challenge is already a hash of the verifier.
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import { FAMILY_ID_PATTERN, SHA256_HEX_PATTERN } from './opaque-credentials.js';
 import { OAUTH_SCOPES, type OAuthScope } from './scopes.js';
 
@@ -355,30 +352,3 @@ export const OAUTH_EVENT_SCHEMAS: Readonly<Record<OAuthEventType, EventSchema>> 
     }),
   },
 };
-
-export function isOAuthEventType(type: string): type is OAuthEventType {
-  return Object.hasOwn(OAUTH_EVENT_SCHEMAS, type);
-}
-
-// ajv-formats is CommonJS; under NodeNext its default export arrives as the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
-const ajv = addFormats(new Ajv({ allErrors: true, strict: true }));
-const validators = new Map<string, ValidateFunction>();
-
-/** ajv's messages for an OAuth event's data, or an empty list when it is valid. */
-export function oauthEventErrors(event: { readonly type: string; readonly data: unknown }): string[] {
-  if (!isOAuthEventType(event.type)) return [`unknown OAuth event type ${event.type}`];
-  let validate = validators.get(event.type);
-  if (!validate) {
-    validate = ajv.compile(OAUTH_EVENT_SCHEMAS[event.type].schema);
-    validators.set(event.type, validate);
-  }
-  if (validate(event.data)) return [];
-  return (validate.errors ?? []).map((e) => `${event.type}${e.instancePath} ${e.message ?? 'is invalid'}`);
-}
-
-/** The schema version new OAuth events are written with (CommandHandler's `versionOf` until the catalogue has them). */
-export function oauthSchemaVersionOf(type: string): number {
-  if (!isOAuthEventType(type)) throw new Error(`unknown OAuth event type "${type}"`);
-  return OAUTH_EVENT_SCHEMAS[type].version;
-}

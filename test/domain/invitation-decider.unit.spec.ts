@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { invitationDecider, type InvitationCommand, type InvitationEvent } from '../../shared/domain/invitation-decider.js';
 import { ConflictError, ValidationError } from '../../shared/errors.js';
-import { oauthEventErrors } from '../../shared/oauth/oauth-events.js';
+import { eventDataErrors } from '../../shared/domain/event-schemas.js';
 import { deciderSpec } from '../support/given-when-then.js';
 
 const spec = deciderSpec(invitationDecider);
@@ -34,7 +34,7 @@ describe('invitation decider', () => {
 
     it('produces events the append-time schema accepts', () => {
       spec.given([]).when(create({ userId: 42, role: 'admin' })).thenInspect((events, state) => {
-        for (const event of events) expect(oauthEventErrors(event)).to.deep.equal([]);
+        for (const event of events) expect(eventDataErrors(event)).to.deep.equal([]);
         expect(state).to.deep.equal({ status: 'pending', inviteId: 3, orgId: 1, email: 'grace@acme.test', userId: 42, role: 'admin' });
       });
     });

@@ -230,7 +230,8 @@ describe(`PostgreSQL event store (${databaseKind()} server)`, function () {
       }
     }
 
-    it('wake a subscription at once for an append by this process and by another', async () => {
+    /** Two stores (two processes), and a subscription of the first to one fresh stream, listening. */
+    async function listeningSubscription() {
       const reader = open();
       const writer = open();
       const head = await reader.headPosition();
@@ -238,6 +239,11 @@ describe(`PostgreSQL event store (${databaseKind()} server)`, function () {
       const collector = new Collector((s) => s === stream);
       reader.subscribeToAll({ after: head, onEvents: collector.onEvents });
       await eventually(async () => (await listeningBackends()).length > 0, 5_000, 'the LISTEN connection');
+      return { reader, writer, stream, collector };
+    }
+
+    it('wake a subscription at once for an append by this process and by another', async () => {
+      const { reader, writer, stream, collector } = await listeningSubscription();
 
       await writer.appendToStream(stream, [newEvent()], 'no_stream'); // another process: NOTIFY
       await eventually(() => collector.events.length === 1, 3_000, 'the event from another process');
@@ -246,13 +252,7 @@ describe(`PostgreSQL event store (${databaseKind()} server)`, function () {
     });
 
     it('resume after the LISTEN connection is lost', async () => {
-      const reader = open();
-      const writer = open();
-      const head = await reader.headPosition();
-      const stream = uniqueStream();
-      const collector = new Collector((s) => s === stream);
-      reader.subscribeToAll({ after: head, onEvents: collector.onEvents });
-      await eventually(async () => (await listeningBackends()).length > 0, 5_000, 'the LISTEN connection');
+      const { reader, writer, stream, collector } = await listeningSubscription();
 
       const admin = new pg.Client({ connectionString: url });
       await admin.connect();

@@ -18,6 +18,7 @@ import {
   type Credentials,
   type Registration,
   type RelyingParty,
+  authorizationRequest,
 } from './support/relying-party.js';
 
 /** Awaits a rejection of an OAuth error response (RFC 6749 §5.2) and returns it. */
@@ -227,15 +228,7 @@ describe('interop: openid-client (v6) as the relying party', function () {
 
   it('openid-client refuses a callback whose iss or state is not the expected one, before any token request', async () => {
     const rp = await discoverRelyingParty(issuer, publicApp, 'none');
-    const verifier = client.randomPKCECodeVerifier();
-    const state = client.randomState();
-    const url = client.buildAuthorizationUrl(rp.config, {
-      redirect_uri: rp.redirectUri,
-      scope: 'openid',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state,
-    });
+    const { url, verifier, state } = await authorizationRequest(rp, { scope: 'openid' });
     const callback = await followAuthorization(new Browser(issuer), url, rp.redirectUri, credentials);
     const tampered = (name: string, value: string) => {
       const u = new URL(callback);
@@ -312,16 +305,7 @@ describe('interop: openid-client (v6) as the relying party', function () {
   describe('logout', () => {
     /** A silent authorization (prompt=none) in the browser; resolves with openid-client's outcome. */
     async function silentAuthorization(rp: RelyingParty, browser: Browser) {
-      const verifier = client.randomPKCECodeVerifier();
-      const state = client.randomState();
-      const url = client.buildAuthorizationUrl(rp.config, {
-        redirect_uri: rp.redirectUri,
-        scope: 'openid',
-        code_challenge: await client.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-        state,
-        prompt: 'none',
-      });
+      const { url, verifier, state } = await authorizationRequest(rp, { scope: 'openid', prompt: 'none' });
       const res = await browser.get(url.href);
       expect(res.status, res.text).to.equal(302);
       expect(res.location?.startsWith(`${rp.redirectUri}?`), `redirected to the client: ${res.location}`).to.equal(true);

@@ -2,7 +2,8 @@
 import { expect } from 'chai';
 import type { EventShape } from '../../shared/domain/decider.js';
 import type { OAuthClient } from '../../shared/oauth/client-decider.js';
-import { oauthEventErrors, type GrantFacts, type OAuthEvent } from '../../shared/oauth/oauth-events.js';
+import type { GrantFacts, OAuthEvent } from '../../shared/oauth/oauth-events.js';
+import { eventDataErrors } from '../../shared/domain/event-schemas.js';
 import { s256Challenge } from '../../shared/oauth/pkce.js';
 import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
 
@@ -56,7 +57,7 @@ export const grant: GrantFacts = {
 
 /** Each event the decider produced would pass the append-time schema validation. */
 export function expectSchemaValid(events: readonly EventShape[]): void {
-  for (const event of events) expect(oauthEventErrors(event), event.type).to.deep.equal([]);
+  for (const event of events) expect(eventDataErrors(event), event.type).to.deep.equal([]);
 }
 
 const SEALED = { keyId: 'k1', iv: 'AAAAAAAAAAAAAAAA', ciphertext: 'c2VjcmV0', tag: 'AAAAAAAAAAAAAAAAAAAAAA' };

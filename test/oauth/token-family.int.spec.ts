@@ -15,7 +15,8 @@ import { createPostgresEventStore } from '../../shared/event-store/postgres-even
 import { ValidatingEventStore } from '../../shared/event-store/validating-event-store.js';
 import { authorizationCodeDecider, redemptionOutcome } from '../../shared/oauth/authorization-code-decider.js';
 import { InvalidGrant } from '../../shared/oauth/oauth-errors.js';
-import { oauthEventErrors, oauthSchemaVersionOf, oauthStreams, type TokenFamilyEvent } from '../../shared/oauth/oauth-events.js';
+import { oauthStreams, type TokenFamilyEvent } from '../../shared/oauth/oauth-events.js';
+import { eventSchemas } from '../../shared/domain/event-schemas.js';
 import { newAuthorizationCode, newFamilyId, newRefreshToken, parseRefreshToken } from '../../shared/oauth/opaque-credentials.js';
 import { assertRotated, tokenFamilyDecider } from '../../shared/oauth/token-family-decider.js';
 import { migratedDatabaseUrl } from '../support/database.js';
@@ -63,15 +64,6 @@ class RacingStore implements EventStore {
   close = () => this.inner.close();
 }
 
-// The OAuth schemas on the append path, as the catalogue will have them once merged.
-const oauthSchemas = {
-  validate(type: string, _version: number, data: unknown) {
-    const errors = oauthEventErrors({ type, data });
-    if (errors.length > 0) throw new Error(errors.join('; '));
-  },
-  upcast: (_type: string, schemaVersion: number, data: unknown) => ({ schemaVersion, data }),
-};
-
 describe('token families over the PostgreSQL event store', function () {
   this.timeout(60_000);
   let url = '';
@@ -86,9 +78,9 @@ describe('token families over the PostgreSQL event store', function () {
   });
 
   function process(): { handler: CommandHandler; store: RacingStore } {
-    const store = new RacingStore(new ValidatingEventStore(createPostgresEventStore(url, { maxConnections: 4 }), oauthSchemas));
+    const store = new RacingStore(new ValidatingEventStore(createPostgresEventStore(url, { maxConnections: 4 }), eventSchemas));
     stores.push(store);
-    return { handler: new CommandHandler(store, 10_000, oauthSchemaVersionOf), store };
+    return { handler: new CommandHandler(store), store };
   }
 
   /** Issue a code, redeem it and open its family with a first refresh token, as the token endpoint will. */

@@ -118,6 +118,23 @@ export interface SignedIn {
   readonly nonce: string;
 }
 
+/** An authorization request with PKCE S256 and a fresh state, built by openid-client. */
+export async function authorizationRequest(
+  rp: RelyingParty,
+  parameters: Readonly<Record<string, string>> & { readonly scope: string },
+): Promise<{ url: URL; verifier: string; state: string }> {
+  const verifier = client.randomPKCECodeVerifier();
+  const state = client.randomState();
+  const url = client.buildAuthorizationUrl(rp.config, {
+    redirect_uri: rp.redirectUri,
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    ...parameters,
+  });
+  return { url, verifier, state };
+}
+
 /**
  * The whole authorization code + PKCE flow as a relying party runs it: openid-client builds the
  * authorization URL (state, nonce, S256 challenge), the browser signs in, and openid-client
@@ -129,17 +146,8 @@ export async function authorizeWithOpenIdClient(
   credentials: Credentials,
   options: { readonly scope?: string } = {},
 ): Promise<SignedIn> {
-  const verifier = client.randomPKCECodeVerifier();
-  const state = client.randomState();
   const nonce = client.randomNonce();
-  const url = client.buildAuthorizationUrl(rp.config, {
-    redirect_uri: rp.redirectUri,
-    scope: options.scope ?? 'openid profile email offline_access',
-    code_challenge: await client.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-    state,
-    nonce,
-  });
+  const { url, verifier, state } = await authorizationRequest(rp, { scope: options.scope ?? 'openid profile email offline_access', nonce });
   const browser = new Browser(new URL(rp.config.serverMetadata().issuer).origin);
   const callback = await followAuthorization(browser, url, rp.redirectUri, credentials);
   const tokens = await client.authorizationCodeGrant(rp.config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce });
