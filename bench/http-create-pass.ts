@@ -7,7 +7,7 @@
 // so one key's creates are appended one after another; `--admins N` spreads the load over N admins
 // with a key each, to show what the stack does when that stream is not the limit.
 // Targets: at least 500 creates/s, p99 under 50 ms.
-import http from 'node:http';
+import { Pool } from 'undici';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
@@ -74,22 +74,20 @@ interface ClientResult {
 /** The load generator: warm-up, then `concurrency` requests in flight for the measured time. */
 async function client(): Promise<void> {
   const spec = JSON.parse(process.env.BENCH_SPEC!) as { baseUrl: string; apiKeys: string[]; facilityId: number; concurrency: number; seconds: number };
-  const url = new URL('/api/v1/org/passes', spec.baseUrl);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: spec.concurrency });
+  // undici rather than node:http: less CPU per request, and every cycle the load generator
+  // spends is taken from the two cores the server runs on.
+  const pool = new Pool(spec.baseUrl, { connections: spec.concurrency, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 });
   const body = JSON.stringify(passBody(spec.facilityId, { first_name: 'Bench', email: 'bench@example.com' }));
-  const create = (apiKey: string) =>
-    new Promise<number>((resolve, reject) => {
-      const req = http.request(
-        url,
-        { method: 'POST', agent, headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
+  const create = async (apiKey: string): Promise<number> => {
+    const res = await pool.request({
+      method: 'POST',
+      path: '/api/v1/org/passes',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body,
     });
+    await res.body.dump();
+    return res.statusCode;
+  };
   async function run(ms: number, latencies: number[] | null): Promise<{ ok: number; failed: Map<number, number> }> {
     const until = performance.now() + ms;
     let ok = 0;
@@ -115,7 +113,7 @@ async function client(): Promise<void> {
   const started = performance.now();
   const { ok, failed } = await run(spec.seconds * 1000, latencies);
   const result: ClientResult = { ok, failed: [...failed], latencies, elapsedMs: performance.now() - started };
-  agent.destroy();
+  await pool.close();
   process.send!(result, () => process.exit(0));
 }
 

@@ -33,8 +33,10 @@ export class PostgresReadModelWatermark implements ReadModelWatermark {
   private connecting: Promise<void> | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private pollTimer: NodeJS.Timeout | null = null;
-  private refreshing: Promise<void> | null = null;
+  private refreshing: Promise<boolean> | null = null;
   private loaded = false;
+  /** Listening, and the checkpoints were read after LISTEN took effect: every later commit is notified. */
+  private hearsEveryCommit = false;
   private closed = false;
 
   constructor(
@@ -63,7 +65,8 @@ export class PostgresReadModelWatermark implements ReadModelWatermark {
       this.ensureListening();
       this.startPolling();
       // Registered first, then read: a commit is either in this read or notified afterwards.
-      void this.refresh();
+      // Once every commit is notified, the read would only repeat what the notifications said.
+      if (!this.hearsEveryCommit) void this.refresh();
     });
   }
 
@@ -116,8 +119,8 @@ export class PostgresReadModelWatermark implements ReadModelWatermark {
     }
   }
 
-  /** Reads every checkpoint; concurrent callers share one query. */
-  private refresh(): Promise<void> {
+  /** Reads every checkpoint; concurrent callers share one query. True when the read succeeded. */
+  private refresh(): Promise<boolean> {
     this.refreshing ??= (async () => {
       try {
         const { rows } = await this.knex.raw<{ rows: Array<{ name: string; c: string; p: string }> }>(
@@ -125,8 +128,10 @@ export class PostgresReadModelWatermark implements ReadModelWatermark {
         );
         this.loaded = true;
         this.advance(rows.map((r) => ({ name: r.name, position: { commit: BigInt(r.c), prepare: BigInt(r.p) } })));
+        return true;
       } catch (error) {
         this.options.logger?.warn({ err: error }, 'watermark could not read projection checkpoints');
+        return false;
       } finally {
         this.refreshing = null;
       }
@@ -148,6 +153,7 @@ export class PostgresReadModelWatermark implements ReadModelWatermark {
         client.once('end', () => {
           if (this.listener !== client) return;
           this.listener = null;
+          this.hearsEveryCommit = false;
           this.scheduleReconnect();
         });
         await client.query(`LISTEN ${PROGRESS_CHANNEL}`);
@@ -164,8 +170,10 @@ export class PostgresReadModelWatermark implements ReadModelWatermark {
       } finally {
         this.connecting = null;
       }
-      // Anything committed before LISTEN took effect was not notified to us.
-      await this.refresh();
+      // Anything committed before LISTEN took effect was not notified to us; a read already in
+      // flight may have started before it, so a new one is made.
+      if (this.refreshing) await this.refreshing;
+      if ((await this.refresh()) && this.listener === client) this.hearsEveryCommit = true;
     })();
   }
 

@@ -12,6 +12,7 @@ import { READ_MODELS, type ApiKeyRow } from '../db/read-models.js';
 import { clientIp } from '../http/client-ip.js';
 import type { HttpContext, HttpMiddleware } from '../http/http-state.js';
 import { ipAllowed } from './ip-allowlist.js';
+import { batchPerTurn } from '../db/turn-batch.js';
 import type { ApiKeyPrincipal } from './principal.js';
 
 export const API_KEY_PREFIX = 'svc_sk_';
@@ -57,9 +58,10 @@ export interface ApiKeyAuthOptions {
 /** Sets `ctx.state.principal` to an ApiKeyPrincipal, or throws InvalidTokenError. */
 export function apiKeyAuth(options: ApiKeyAuthOptions): HttpMiddleware {
   const now = options.now ?? (() => new Date());
+  const lookUp = apiKeyLookup(options.db);
   return async function authenticateApiKey(ctx, next) {
     try {
-      ctx.state.principal = await authenticate(ctx, options.db, options.trustProxy, now());
+      ctx.state.principal = await authenticate(ctx, lookUp, options.trustProxy, now());
     } catch (error) {
       if (error instanceof ApiKeyRejected) {
         ctx.state.log.info({ reason: error.reason, keyId: error.keyId }, 'api key rejected');
@@ -70,12 +72,23 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): HttpMiddleware {
   };
 }
 
-async function authenticate(ctx: HttpContext, db: Knex, trustProxy: boolean, now: Date): Promise<ApiKeyPrincipal> {
+type KeyColumns = 'key_id' | 'org_id' | 'user_id' | 'key_hash' | 'scopes' | 'expires_at' | 'allowed_ips' | 'revoked';
+type KeyLookup = (hash: string) => Promise<Pick<ApiKeyRow, KeyColumns> | undefined>;
+
+/** Finds keys by hash; the lookups of one event-loop turn share one query. */
+function apiKeyLookup(db: Knex): KeyLookup {
+  return batchPerTurn(async (hashes: string[]) => {
+    const rows = await db<ApiKeyRow>(READ_MODELS.apiKeys)
+      .select('key_id', 'org_id', 'user_id', 'key_hash', 'scopes', 'expires_at', 'allowed_ips', 'revoked')
+      .whereRaw('key_hash = any(?::text[])', [[...new Set(hashes)]]);
+    const byHash = new Map(rows.map((row) => [row.key_hash, row]));
+    return hashes.map((hash) => byHash.get(hash));
+  });
+}
+
+async function authenticate(ctx: HttpContext, lookUp: KeyLookup, trustProxy: boolean, now: Date): Promise<ApiKeyPrincipal> {
   const hash = hashApiKey(presentedApiKey(ctx));
-  const row = await db<ApiKeyRow>(READ_MODELS.apiKeys)
-    .select('key_id', 'org_id', 'user_id', 'key_hash', 'scopes', 'expires_at', 'allowed_ips', 'revoked')
-    .where({ key_hash: hash })
-    .first();
+  const row = await lookUp(hash);
   if (!row || row.key_hash.length !== hash.length || !timingSafeEqual(Buffer.from(row.key_hash, 'utf8'), Buffer.from(hash, 'utf8'))) {
     throw new ApiKeyRejected('unknown');
   }

@@ -3,15 +3,28 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { SubjectKey, SubjectKeyStore } from './subject-keys.js';
+import { batchPerTurn } from '../db/turn-batch.js';
 
 const TABLE = 'subject_keys';
 
 export class PostgresSubjectKeyStore implements SubjectKeyStore {
-  constructor(private readonly knex: Knex) {}
+  /** The keys created in one event-loop turn, stored by one statement (one commit). */
+  private readonly store: (row: { keyId: string; subjectId: string; key: Buffer }) => Promise<void>;
+
+  constructor(private readonly knex: Knex) {
+    this.store = batchPerTurn(async (rows) => {
+      await knex.raw(`INSERT INTO ${TABLE} (key_id, subject_id, key) SELECT * FROM unnest(?::text[], ?::text[], ?::bytea[])`, [
+        rows.map((r) => r.keyId),
+        rows.map((r) => r.subjectId),
+        rows.map((r) => r.key),
+      ]);
+      return rows.map(() => undefined);
+    });
+  }
 
   async create(subjectId: string): Promise<SubjectKey> {
     const key: SubjectKey = { keyId: randomUUID(), key: randomBytes(32) };
-    await this.knex(TABLE).insert({ key_id: key.keyId, subject_id: subjectId, key: key.key });
+    await this.store({ keyId: key.keyId, subjectId, key: key.key });
     return key;
   }
 

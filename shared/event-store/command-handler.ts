@@ -3,6 +3,7 @@ import type { Decider, EventShape } from '../domain/decider.js';
 import type { Actor, AppendResult, EventStore, NewEvent, Position, RecordedEvent, StreamRead } from './event-store.js';
 import { START, WrongExpectedVersion } from './event-store.js';
 import { schemaVersionOf } from '../domain/event-schemas.js';
+import { batchPerTurn } from '../db/turn-batch.js';
 
 /** Who asked, and why: becomes every appended event's metadata. */
 export interface CommandContext {
@@ -81,15 +82,21 @@ interface Outcome {
 export class CommandHandler {
   private readonly cache = new Map<string, CachedState>();
   private readonly queues = new Map<string, Pending[]>();
-  /** Stream reads asked for in this event-loop turn: sent together as one readStreams call. */
-  private reads: Array<{ request: StreamRead; resolve: (events: RecordedEvent[]) => void; reject: (error: unknown) => void }> = [];
+  /**
+   * Reads one stream, together with every other read asked for in the same event-loop turn: a
+   * command that loads its stream and its input streams side by side costs one round trip, not
+   * one each, and so do concurrent requests.
+   */
+  private readonly read: (request: StreamRead) => Promise<RecordedEvent[]>;
 
   constructor(
     private readonly store: EventStore,
     private readonly maxCachedStreams = 10_000,
     /** The schema version stamped on new events; the domain catalogue's unless a test brings its own events. */
     private readonly versionOf: (type: string) => number = schemaVersionOf,
-  ) {}
+  ) {
+    this.read = batchPerTurn((requests: StreamRead[]) => this.store.readStreams(requests));
+  }
 
   handle<Command, Event extends EventShape, State>(
     streamName: string,
@@ -135,27 +142,6 @@ export class CommandHandler {
     const revision = last ? last.revision : cached ? cached.revision : 'no_stream';
     if (revision !== 'no_stream') this.remember(key, { revision, state, knownAt: readAt });
     return { state, revision };
-  }
-
-  /**
-   * Reads one stream, together with every other read asked for in the same event-loop turn: a
-   * command that loads its stream and its input streams side by side costs one round trip, not
-   * one each, and so do the concurrent requests whose I/O callbacks ran in this turn (each HTTP
-   * request is parsed in a callback of its own, so a tick would batch only within one request).
-   * The cost is at most the rest of the current turn.
-   */
-  private read(request: StreamRead): Promise<RecordedEvent[]> {
-    return new Promise((resolve, reject) => {
-      if (this.reads.push({ request, resolve, reject }) > 1) return;
-      setImmediate(() => {
-        const reads = this.reads;
-        this.reads = [];
-        this.store.readStreams(reads.map((r) => r.request)).then(
-          (results) => reads.forEach((r, i) => r.resolve(results[i]!)),
-          (error: unknown) => reads.forEach((r) => r.reject(error)),
-        );
-      });
-    });
   }
 
   /** Runs the stream's queue until it is empty; one drain per stream at a time. */
