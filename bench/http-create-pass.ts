@@ -15,6 +15,7 @@ import { startStack, passBody } from '../test/support/stack.js';
 import { stopTestDatabases, databaseKind } from '../test/support/database.js';
 import { percentile } from './percentile.js';
 import { numberOption } from './command-line-options.js';
+import { machineCpuSeconds, processCpuSeconds } from './oauth-bench/machine-cpu.js';
 
 const SECONDS = numberOption('seconds', 15);
 const CONCURRENCY = numberOption('concurrency', 16);
@@ -39,11 +40,30 @@ async function main(): Promise<void> {
     execArgv: process.execArgv,
     env: { ...process.env, BENCH_SPEC: JSON.stringify({ baseUrl: stack.baseUrl, apiKeys, facilityId, concurrency: CONCURRENCY, seconds: SECONDS }) },
   });
-  const { ok, failed: failedEntries, latencies, elapsedMs } = await new Promise<ClientResult>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as ClientResult));
+  // CPU over the measured window: this process (the whole stack), PostgreSQL's processes (those
+  // of the pool as grown by the warm-up, and its writers), the machine.
+  const postgresPids = async () =>
+    ((await stack.db.raw(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() OR backend_type IN ('walwriter', 'checkpointer', 'background writer')`,
+    )) as { rows: { pid: number }[] }).rows.map((r) => r.pid);
+  let pgPids: number[] = [];
+  let before: { server: NodeJS.CpuUsage; pg: Map<number, number>; machine: ReturnType<typeof machineCpuSeconds> } | null = null;
+  const { ok, failed: failedEntries, latencies, elapsedMs, cpuSeconds: loadCpu } = await new Promise<ClientResult>((resolve, reject) => {
+    child.on('message', (m) => {
+      if (m !== 'measuring') return resolve(m as ClientResult);
+      before = { server: process.cpuUsage(), pg: new Map(), machine: machineCpuSeconds() };
+      void postgresPids().then((pids) => {
+        pgPids = pids;
+        before!.pg = processCpuSeconds(pids);
+      });
+    });
     child.once('error', reject);
     child.once('exit', (code) => code !== 0 && reject(new Error(`load generator exited with ${code}`)));
   });
+  const serverCpu = process.cpuUsage(before!.server);
+  const pgAfter = processCpuSeconds(pgPids);
+  const pgCpu = [...pgAfter].reduce((sum, [pid, seconds]) => sum + seconds - (before!.pg.get(pid) ?? 0), 0);
+  const machineAfter = machineCpuSeconds();
   const failed = new Map(failedEntries);
   const elapsed = elapsedMs / 1000;
   latencies.sort((a, b) => a - b);
@@ -58,6 +78,12 @@ async function main(): Promise<void> {
   console.log(`  throughput    ${throughput.toFixed(0)} creates/s   (target >= 500/s: ${throughput >= 500 ? 'met' : 'NOT met'})`);
   console.log(`  latency       p50 ${ms(percentile(latencies, 50))}   p95 ${ms(percentile(latencies, 95))}   p99 ${ms(p99)}   max ${ms(latencies.at(-1) ?? NaN)}`);
   console.log(`  p99 target    < 50 ms: ${p99 < 50 ? 'met' : 'NOT met'}`);
+  const perCreate = (seconds: number) => `${((seconds * 1000) / Math.max(1, latencies.length)).toFixed(2)} ms`;
+  const machineBusy = before!.machine && machineAfter ? machineAfter.busy - before!.machine.busy : NaN;
+  console.log(
+    `  CPU/create    service ${perCreate((serverCpu.user + serverCpu.system) / 1e6)} (system ${perCreate(serverCpu.system / 1e6)})   PostgreSQL ${perCreate(pgCpu)}   load generator ${perCreate(loadCpu)}   machine ${perCreate(machineBusy)}` +
+      `   (machine busy ${((100 * machineBusy) / (elapsed * os.cpus().length)).toFixed(0)} %)`,
+  );
   console.log(`  machine       ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (other work on the machine skews the tail)`);
 
   await stack.stop();
@@ -69,6 +95,8 @@ interface ClientResult {
   failed: Array<[number, number]>;
   latencies: number[];
   elapsedMs: number;
+  /** The load generator's own CPU over the measured window. */
+  cpuSeconds: number;
 }
 
 /** The load generator: warm-up, then `concurrency` requests in flight for the measured time. */
@@ -110,9 +138,12 @@ async function client(): Promise<void> {
   await run(WARMUP_MS, null);
   console.log(`measuring for ${spec.seconds} s at concurrency ${spec.concurrency} ...`);
   const latencies: number[] = [];
+  process.send!('measuring');
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const { ok, failed } = await run(spec.seconds * 1000, latencies);
-  const result: ClientResult = { ok, failed: [...failed], latencies, elapsedMs: performance.now() - started };
+  const cpu = process.cpuUsage(cpuBefore);
+  const result: ClientResult = { ok, failed: [...failed], latencies, elapsedMs: performance.now() - started, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
   await pool.close();
   process.send!(result, () => process.exit(0));
 }

@@ -11,7 +11,7 @@
 // position behind what this runner has read (reset by an operator) restarts the subscription
 // from it. Reactors (reactor.ts) will follow the same subscription with checkpoints of their own.
 import type { Knex } from 'knex';
-import type pg from 'pg';
+import pg from 'pg';
 import type { Logger } from '../shared/logger.js';
 import { createLogger } from '../shared/logger.js';
 import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
@@ -23,9 +23,9 @@ import {
   type RecordedEvent,
   type Subscription,
 } from '../shared/event-store/event-store.js';
-import { PoisonEventError, type AnyProjection } from './projection.js';
+import { keysOf, keyString, PoisonEventError, projectBatch, type AnyProjection, type ProjectionEvent, type RowKey, type StoredRow } from './projection.js';
 import { ALL_PROJECTIONS } from './all-projections.js';
-import { CHECKPOINT_COLUMNS, ensureReadModels, inTransaction, toCheckpoint, type CheckpointRecord } from './generation-tables.js';
+import { CHECKPOINT_COLUMNS, ensureReadModels, toCheckpoint, type CheckpointRecord } from './generation-tables.js';
 import { GuestDataError, openGuestData } from './guest-data.js';
 import { ProjectionWriteError, TableWriter } from './table-writer.js';
 import { encodeProgress, PROGRESS_CHANNEL, type ProjectionProgress } from './progress-channel.js';
@@ -71,6 +71,8 @@ export interface TrackedProjection {
 interface Tracked {
   projection: AnyProjection;
   state: ProjectionState;
+  /** The generation table its last batch wrote (null until one has). */
+  tableName: string | null;
   position: Position;
   error: string | null;
 }
@@ -108,6 +110,8 @@ export class ProjectionRunner {
   private storedAtLeast: Position | null = null;
   private lastCommitAt = 0;
   private batches = 0;
+  /** Set after a failed multi-projection write: the next attempt writes projection by projection. */
+  private writeSeparately = false;
   private subscriptionFailures = 0;
   private restartTimer: NodeJS.Timeout | null = null;
   private readonly background = new Set<Promise<void>>();
@@ -133,6 +137,7 @@ export class ProjectionRunner {
       this.tracked.set(projection.name, {
         projection,
         state: stale.has(projection.name) ? 'rebuilding' : 'live',
+        tableName: null,
         position: checkpoint.position,
         error: null,
       });
@@ -268,55 +273,7 @@ export class ProjectionRunner {
     const opened = await openGuestData(events, this.deps.subjectKeys, { open: opensGuests });
     const number = ++this.batches;
 
-    const outcome = await inTransaction(this.deps.knex, async (client) => {
-      // A lost commit after a server crash loses rows and checkpoint together and is simply
-      // projected again, so durability can wait for the next WAL flush: much cheaper per batch.
-      await client.query('SET LOCAL synchronous_commit = off');
-      const { rows } = await client.query<CheckpointRecord>(
-        `SELECT ${CHECKPOINT_COLUMNS} FROM projection_checkpoints WHERE name = ANY($1) ORDER BY name FOR UPDATE`,
-        [live.map((t) => t.projection.name)],
-      );
-      const checkpoints = new Map(rows.map((r) => [r.name, toCheckpoint(r)]));
-      const reached = new Map<string, Position>();
-      const moved: ProjectionProgress[] = [];
-      const versionChanged: Array<{ tracked: Tracked; version: number }> = [];
-      for (const t of live) {
-        const name = t.projection.name;
-        const checkpoint = checkpoints.get(name);
-        if (!checkpoint) throw new CheckpointMissing(name);
-        if (checkpoint.version !== t.projection.version) {
-          versionChanged.push({ tracked: t, version: checkpoint.version });
-          continue;
-        }
-        if (comparePositions(checkpoint.position, this.storedAtLeast ?? after) < 0) {
-          // Someone moved the checkpoint back: events between it and this batch were never read.
-          t.position = checkpoint.position;
-          throw new Resubscribe(`checkpoint of ${name} moved back to ${positionToString(checkpoint.position)}`);
-        }
-        const unseen = opened.filter((e) => comparePositions(e.position, checkpoint.position) > 0);
-        if (unseen.length > 0) await this.writer.write(client, t.projection, checkpoint.tableName, unseen);
-        if (comparePositions(last, checkpoint.position) > 0) {
-          moved.push({ name, position: last });
-          reached.set(name, last);
-        } else {
-          reached.set(name, checkpoint.position); // a rebuild already switched it further
-        }
-      }
-      if (moved.length > 0) {
-        // Every moved checkpoint goes to the batch's last position; one statement moves them and notifies.
-        await client.query(
-          `WITH moved AS (
-             UPDATE projection_checkpoints SET position_commit = $2, position_prepare = $3, error = NULL, updated_at = now()
-             WHERE name = ANY($1)
-           )
-           SELECT pg_notify($4, $5)`,
-          [moved.map((m) => m.name), last.commit.toString(), last.prepare.toString(), PROGRESS_CHANNEL, encodeProgress(moved)],
-        );
-      }
-      await this.options.beforeCommit?.({ number, events }, client);
-      return { reached, moved, versionChanged };
-    });
-
+    const outcome = await this.commitBatch(live, opened, last, after, number, events);
     this.storedAtLeast = null;
     this.lastCommitAt = Date.now();
     for (const [name, position] of outcome.reached) this.tracked.get(name)!.position = position;
@@ -328,6 +285,123 @@ export class ProjectionRunner {
       );
     }
     this.reportProgress(outcome.moved);
+  }
+
+  /**
+   * The batch's transaction in two round trips, each one multi-statement query with its values
+   * inlined (the simple protocol takes no parameters): BEGIN, the checkpoint locks and the loads
+   * of the rows the batch touches; then every projection's writes, the checkpoint move with its
+   * NOTIFY, and COMMIT. A projection whose table changed since the last batch (a rebuild switched
+   * it) is loaded again in a round trip of its own. After a failed write the next attempt writes
+   * each projection in a statement of its own, so a failure names the projection it belongs to.
+   */
+  private async commitBatch(
+    live: readonly Tracked[],
+    opened: readonly ProjectionEvent[],
+    last: Position,
+    after: Position,
+    number: number,
+    events: readonly RecordedEvent[],
+  ): Promise<{ reached: Map<string, Position>; moved: ProjectionProgress[]; versionChanged: Array<{ tracked: Tracked; version: number }> }> {
+    const knex = this.deps.knex;
+    const client = (await knex.client.acquireConnection()) as pg.ClientBase;
+    let open = false;
+    try {
+      const keys = live.map((t) => keysOf(t.projection, opened));
+      // Loaded together with the locks from the table each projection wrote last time.
+      const guessed = live.map((t, i) => (t.tableName !== null && keys[i]!.length > 0 ? t.tableName : null));
+      const names = pg.escapeLiteral(`{${live.map((t) => `"${t.projection.name}"`).join(',')}}`);
+      open = true;
+      const first = (await client.query(
+        [
+          // A lost commit after a server crash loses rows and checkpoint together and is simply
+          // projected again, so durability can wait for the next WAL flush: much cheaper per batch.
+          'BEGIN',
+          'SET LOCAL synchronous_commit = off',
+          `SELECT ${CHECKPOINT_COLUMNS} FROM projection_checkpoints WHERE name = ANY(${names}) ORDER BY name FOR UPDATE`,
+          ...live.flatMap((t, i) => (guessed[i] ? [this.writer.loadStatement(t.projection, guessed[i]!, keys[i]!)] : [])),
+        ].join(';\n'),
+      )) as unknown as pg.QueryResult[];
+      const checkpoints = new Map((first[2]!.rows as CheckpointRecord[]).map((r) => [r.name, toCheckpoint(r)]));
+      let loadResult = 3;
+      const reached = new Map<string, Position>();
+      const moved: ProjectionProgress[] = [];
+      const versionChanged: Array<{ tracked: Tracked; version: number }> = [];
+      const statements: string[] = [];
+      const separately: Array<{ projection: string; statements: string[] }> = [];
+      for (const [i, t] of live.entries()) {
+        const name = t.projection.name;
+        const loadedRows = guessed[i] ? (first[loadResult++]!.rows as StoredRow[]) : null;
+        const checkpoint = checkpoints.get(name);
+        if (!checkpoint) throw new CheckpointMissing(name);
+        t.tableName = checkpoint.tableName;
+        if (checkpoint.version !== t.projection.version) {
+          versionChanged.push({ tracked: t, version: checkpoint.version });
+          continue;
+        }
+        if (comparePositions(checkpoint.position, this.storedAtLeast ?? after) < 0) {
+          // Someone moved the checkpoint back: events between it and this batch were never read.
+          t.position = checkpoint.position;
+          throw new Resubscribe(`checkpoint of ${name} moved back to ${positionToString(checkpoint.position)}`);
+        }
+        const unseen = opened.filter((e) => comparePositions(e.position, checkpoint.position) > 0);
+        if (unseen.length > 0 && keys[i]!.length > 0) {
+          const loaded =
+            loadedRows && guessed[i] === checkpoint.tableName
+              ? new Map(loadedRows.map((row) => [keyString(row[t.projection.keyColumn] as RowKey), row]))
+              : await this.writer.load(client, t.projection, checkpoint.tableName, keys[i]!, unseen);
+          const changes = projectBatch(t.projection, loaded, unseen);
+          const own = await this.writer.saveStatements(client, this.writer.prepare(t.projection, checkpoint.tableName, changes, unseen));
+          statements.push(...own);
+          separately.push({ projection: name, statements: own });
+        }
+        if (comparePositions(last, checkpoint.position) > 0) {
+          moved.push({ name, position: last });
+          reached.set(name, last);
+        } else {
+          reached.set(name, checkpoint.position); // a rebuild already switched it further
+        }
+      }
+      if (this.writeSeparately) {
+        for (const { projection, statements: own } of separately) {
+          await client.query(own.join(';\n')).catch((error: unknown) => {
+            throw new ProjectionWriteError(projection, events[0]?.id ?? '-', events.at(-1)?.id ?? '-', error);
+          });
+        }
+        statements.length = 0;
+      }
+      if (moved.length > 0) {
+        // Every moved checkpoint goes to the batch's last position; one statement moves them and notifies.
+        const movedNames = pg.escapeLiteral(`{${moved.map((m) => `"${m.name}"`).join(',')}}`);
+        statements.push(
+          `WITH moved AS (
+             UPDATE projection_checkpoints SET position_commit = '${last.commit}', position_prepare = '${last.prepare}',
+                    error = NULL, updated_at = now()
+             WHERE name = ANY(${movedNames})
+           )
+           SELECT pg_notify(${pg.escapeLiteral(PROGRESS_CHANNEL)}, ${pg.escapeLiteral(encodeProgress(moved))})`,
+        );
+      }
+      const hook = this.options.beforeCommit;
+      if (!hook) statements.push('COMMIT');
+      try {
+        if (statements.length > 0) await client.query(statements.join(';\n'));
+      } catch (error) {
+        // Which projection's statement failed is not told by a multi-statement query.
+        if (separately.length > 0) this.writeSeparately = true;
+        throw error;
+      }
+      if (hook) {
+        await hook({ number, events }, client);
+        await client.query('COMMIT');
+      }
+      open = false;
+      this.writeSeparately = false;
+      return { reached, moved, versionChanged };
+    } finally {
+      if (open) await client.query('ROLLBACK').catch(() => undefined);
+      await knex.client.releaseConnection(client);
+    }
   }
 
   private reportProgress(moved: readonly ProjectionProgress[]): void {

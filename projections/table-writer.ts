@@ -2,7 +2,7 @@
 // query, projects in memory (projection.ts), and writes the net changes with one bulk upsert and
 // one delete. The live runner does all three in its batch transaction (write); a rebuild calls
 // the steps apart (load, save) to overlap its JavaScript work with the database's.
-import type pg from 'pg';
+import pg from 'pg';
 import {
   keysOf,
   keyString,
@@ -95,6 +95,27 @@ export class TableWriter {
     };
   }
 
+  /**
+   * The load of `keys` as SQL text with the keys inlined, for a multi-statement query (the simple
+   * protocol takes no parameters): the runner sends it with other statements in one round trip.
+   */
+  loadStatement(projection: AnyProjection, table: string, keys: readonly RowKey[]): string {
+    return `SELECT * FROM ${quoteIdent(table)} WHERE ${quoteIdent(projection.keyColumn)} = ANY(${arrayLiteral(keys)})`;
+  }
+
+  /** The statements of save, values inlined (see loadStatement). */
+  async saveStatements(client: pg.ClientBase, changes: PreparedChanges): Promise<string[]> {
+    const { projection, table } = changes;
+    const statements: string[] = [];
+    if (changes.deletes.length > 0) {
+      statements.push(`DELETE FROM ${quoteIdent(table)} WHERE ${quoteIdent(projection.keyColumn)} = ANY(${arrayLiteral(changes.deletes)})`);
+    }
+    if (changes.upsertJson !== null) {
+      statements.push((await this.upsertSql(client, projection, table)).split(JSON_PARAMETER).join(`${pg.escapeLiteral(changes.upsertJson)}::json`));
+    }
+    return statements;
+  }
+
   async save(client: pg.ClientBase, changes: PreparedChanges): Promise<void> {
     const { projection, table } = changes;
     try {
@@ -116,7 +137,7 @@ export class TableWriter {
           .filter((c) => c !== projection.keyColumn)
           .map((c) => `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`)
           .join(', ');
-        return `INSERT INTO ${t} SELECT * FROM json_populate_recordset(NULL::${t}, $1::json)
+        return `INSERT INTO ${t} SELECT * FROM json_populate_recordset(NULL::${t}, ${JSON_PARAMETER})
           ON CONFLICT (${quoteIdent(projection.keyColumn)}) DO UPDATE SET ${set}`;
       });
       sql.catch(() => this.upserts.delete(table));
@@ -124,6 +145,19 @@ export class TableWriter {
     }
     return sql;
   }
+}
+
+const JSON_PARAMETER = '$1::json';
+
+/**
+ * An array of keys as an untyped literal (`'{1,2}'`, `'{"a","b"}'`): PostgreSQL reads it as an
+ * array of the key column's type. Text elements are quoted and escaped; the whole is escaped again.
+ */
+export function arrayLiteral(keys: readonly RowKey[]): string {
+  const elements = keys.map((key) =>
+    typeof key === 'number' && Number.isSafeInteger(key) ? String(key) : `"${String(key).replace(/[\\"]/g, (c) => `\\${c}`)}"`,
+  );
+  return pg.escapeLiteral(`{${elements.join(',')}}`);
 }
 
 function tagged(projection: string, first: string | undefined, last: string | undefined, error: unknown): ProjectionWriteError {

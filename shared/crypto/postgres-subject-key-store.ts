@@ -7,9 +7,17 @@ import { batchPerTurn } from '../db/turn-batch.js';
 
 const TABLE = 'subject_keys';
 
+/**
+ * How long a key this process created is also answered from memory: long enough for the
+ * projection runner of the same process to open the events sealed with it without a read.
+ */
+const RECENT_MS = 5_000;
+
 export class PostgresSubjectKeyStore implements SubjectKeyStore {
   /** The keys created in one event-loop turn, stored by one statement (one commit). */
   private readonly store: (row: { keyId: string; subjectId: string; key: Buffer }) => Promise<void>;
+  /** Keys created here in the last RECENT_MS, oldest first; destroy() removes a subject's at once. */
+  private readonly recent = new Map<string, { subjectId: string; key: Buffer; createdAt: number }>();
 
   constructor(private readonly knex: Knex) {
     this.store = batchPerTurn(async (rows) => {
@@ -25,12 +33,23 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
   async create(subjectId: string): Promise<SubjectKey> {
     const key: SubjectKey = { keyId: randomUUID(), key: randomBytes(32) };
     await this.store({ keyId: key.keyId, subjectId, key: key.key });
+    this.recent.set(key.keyId, { subjectId, key: key.key, createdAt: Date.now() });
     return key;
   }
 
   async getMany(keyIds: readonly string[]): Promise<Map<string, Buffer>> {
     const found = new Map<string, Buffer>();
-    const unique = [...new Set(keyIds)];
+    const expired = Date.now() - RECENT_MS;
+    for (const [keyId, entry] of this.recent) {
+      if (entry.createdAt > expired) break;
+      this.recent.delete(keyId);
+    }
+    const unique: string[] = [];
+    for (const keyId of new Set(keyIds)) {
+      const entry = this.recent.get(keyId);
+      if (entry) found.set(keyId, entry.key);
+      else unique.push(keyId);
+    }
     if (unique.length === 0) return found;
     // `= any(array)` keeps one statement shape whatever the count (no giant IN lists).
     const rows: Array<{ key_id: string; key: Buffer }> = await this.knex(TABLE)
@@ -41,6 +60,7 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
   }
 
   async destroy(subjectId: string): Promise<void> {
+    for (const [keyId, entry] of this.recent) if (entry.subjectId === subjectId) this.recent.delete(keyId);
     await this.knex(TABLE).where({ subject_id: subjectId }).delete();
   }
 }

@@ -248,6 +248,38 @@ describe('projection runner (real PostgreSQL event store)', function () {
     expect(formatStatus(status)).to.match(/fragile .*STOPPED: projection fragile cannot apply event/);
   });
 
+  it('stops only the projection whose rows the database refuses, naming it, and keeps the others going', async () => {
+    interface BrittleRow {
+      pass_id: number;
+    }
+    const brittle: Projection<BrittleRow> = {
+      name: 'brittle',
+      version: 1,
+      handles: ['PassCreated'],
+      keyColumn: 'pass_id',
+      keyOf: (e) => (e.type === 'PassCreated' ? e.data.passId : null),
+      apply: (_row, e) => (e.type === 'PassCreated' ? { pass_id: e.data.passId } : undefined),
+      createTable: async (knex, table) => {
+        await knex.raw('CREATE TABLE ?? (pass_id bigint PRIMARY KEY CHECK (pass_id <> 3))', [table]);
+      },
+    };
+    await db.log.organization(1);
+    await db.log.passes(1, 4);
+    // Every projection's writes of a batch go out in one query, which cannot say whose statement
+    // failed: the retry writes them one by one, and the failure is pinned on `brittle` alone.
+    const runner = await started(
+      new ProjectionRunner(depsOf(db), { projections: [...ALL_PROJECTIONS, brittle], batchSize: 100, retry: { initialMs: 5, maxMs: 20 } }),
+    );
+    await waitForCheckpoints(db.knex, db.log.last, 10_000, ALL_PROJECTIONS.map((p) => p.name));
+
+    expect(runner.status().find((p) => p.name === 'brittle')).to.include({ state: 'failed' });
+    const stopped = (await checkpoints(db.knex)).find((c) => c.name === 'brittle')!;
+    expect(stopped.error).to.match(/^projection brittle failed to write events .*check constraint/);
+    expect(stopped.position).to.deep.equal(START);
+    expect(await count(db.knex, 'SELECT count(*) AS n FROM brittle')).to.equal(0);
+    await expectExact(db.knex, { passes: 4, revoked: 0, perOrg: { 1: 4 } });
+  });
+
   it('stops every projection loudly at an event that no longer reads as valid, naming it', async () => {
     await db.log.organization(1);
     await db.log.passes(1, 1);
