@@ -16,6 +16,7 @@ import { stopTestDatabases, databaseKind } from '../test/support/database.js';
 import { percentile } from './percentile.js';
 import { numberOption } from './command-line-options.js';
 import { machineCpuSeconds, processCpuSeconds } from './oauth-bench/machine-cpu.js';
+import { withServiceNodeFlags } from './service-node-flags.js';
 
 const SECONDS = numberOption('seconds', 15);
 const CONCURRENCY = numberOption('concurrency', 16);
@@ -148,6 +149,7 @@ async function client(): Promise<void> {
   process.send!(result, () => process.exit(0));
 }
 
+withServiceNodeFlags();
 (process.argv.includes('--client') ? client() : main()).then(
   () => process.argv.includes('--client') || process.exit(0),
   (error: unknown) => {

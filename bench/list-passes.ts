@@ -14,6 +14,7 @@ import { PageCursor } from '../shared/http/page-cursor.js';
 import { percentile } from './percentile.js';
 import { integerOption } from './command-line-options.js';
 import { runThenExit } from './run-then-exit.js';
+import { withServiceNodeFlags } from './service-node-flags.js';
 
 const PASSES = integerOption('passes', 1_000_000);
 const REQUESTS = integerOption('requests', 1000);
@@ -127,4 +128,5 @@ async function main(): Promise<void> {
   await stopTestDatabases();
 }
 
+withServiceNodeFlags();
 runThenExit(main);

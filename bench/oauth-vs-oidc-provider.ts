@@ -33,6 +33,7 @@ import { measureSigningFloor, type SigningFloor } from './oauth-bench/signing-fl
 import { machineCpuSeconds, processCpuSeconds } from './oauth-bench/machine-cpu.js';
 import type { IssuedCode, Phase, RunResult, RunSpec, ServerInfo, Target } from './oauth-bench/protocol.js';
 import { numberOption } from './command-line-options.js';
+import { withServiceNodeFlags } from './service-node-flags.js';
 
 const SECONDS = numberOption('seconds', 5);
 const CONCURRENCY = Math.round(numberOption('concurrency', 16));
@@ -424,6 +425,7 @@ async function main(): Promise<number> {
   return 0;
 }
 
+withServiceNodeFlags();
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {

@@ -20,6 +20,7 @@ import { rebuildProjections } from '../projections/rebuild.js';
 import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js';
 import { databaseKind, freshDatabase, stopTestDatabases } from '../test/support/database.js';
 import { integerOption } from './command-line-options.js';
+import { withServiceNodeFlags } from './service-node-flags.js';
 
 const TIME_LIMIT_MS = 120_000;
 const ORGS = 100;
@@ -321,6 +322,7 @@ async function main(): Promise<void> {
   }
 }
 
+withServiceNodeFlags();
 main().catch((error: unknown) => {
   console.error(error);
   process.exit(1);

@@ -24,6 +24,7 @@ import { accessToken, operator, serveUserApi, signedInUser, startFamily, userTen
 import { percentile } from './percentile.js';
 import { integerOption } from './command-line-options.js';
 import { runThenExit } from './run-then-exit.js';
+import { withServiceNodeFlags } from './service-node-flags.js';
 
 const RUNS = integerOption('runs', 200);
 const POLLERS = integerOption('pollers', 1);
@@ -117,4 +118,5 @@ async function main(): Promise<void> {
   await stopTestDatabases();
 }
 
+withServiceNodeFlags();
 runThenExit(main);

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
 // `npx guestpass`: runs the TypeScript source through tsx when the dev toolchain is installed,
 // else the build in dist/ (a production install).
 import { existsSync } from 'node:fs';

@@ -89,6 +89,22 @@ describe('event schemas', () => {
     expect(() => validateEvent('PassCreated', 1, sealed)).to.throw(Error, /guest/);
   });
 
+  it('bounds the sealed box: iv of 12 bytes, tag of 16, ciphertext of at most 65536 characters, base64url only', () => {
+    const withGuest = (change: Partial<Record<string, string>>) => ({ ...passData(1), guest: { ...passData(1).guest, ...change } });
+    expect(() => validateEvent('PassCreated', 1, withGuest({ ciphertext: 'A'.repeat(65536) }))).not.to.throw();
+    for (const change of [
+      { ciphertext: 'A'.repeat(65537) },
+      { ciphertext: '' },
+      { ciphertext: 'AAAA=' },
+      { iv: 'A'.repeat(15) },
+      { iv: 'A'.repeat(17) },
+      { tag: 'A'.repeat(21) },
+      { tag: 'A'.repeat(23) },
+    ]) {
+      expect(() => validateEvent('PassCreated', 1, withGuest(change)), JSON.stringify(change).slice(0, 40)).to.throw(Error, /guest/);
+    }
+  });
+
   it('names every problem in the error', () => {
     const data = { ...clone(sampleEvents.OrganizationCreated.data), name: '', inviteAllowance: -1 };
     expect(() => validateEvent('OrganizationCreated', 1, data)).to.throw(Error, /\/name.*\/inviteAllowance|\/inviteAllowance.*\/name/);
