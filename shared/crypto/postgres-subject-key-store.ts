@@ -33,17 +33,14 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
   async create(subjectId: string): Promise<SubjectKey> {
     const key: SubjectKey = { keyId: randomUUID(), key: randomBytes(32) };
     await this.store({ keyId: key.keyId, subjectId, key: key.key });
+    this.forgetExpired();
     this.recent.set(key.keyId, { subjectId, key: key.key, createdAt: Date.now() });
     return key;
   }
 
   async getMany(keyIds: readonly string[]): Promise<Map<string, Buffer>> {
     const found = new Map<string, Buffer>();
-    const expired = Date.now() - RECENT_MS;
-    for (const [keyId, entry] of this.recent) {
-      if (entry.createdAt > expired) break;
-      this.recent.delete(keyId);
-    }
+    this.forgetExpired();
     const unique: string[] = [];
     for (const keyId of new Set(keyIds)) {
       const entry = this.recent.get(keyId);
@@ -57,6 +54,15 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
       .whereRaw('key_id = any(?::text[])', [unique]);
     for (const row of rows) found.set(row.key_id, row.key);
     return found;
+  }
+
+  /** Drops the recent keys older than RECENT_MS (the map is in creation order). */
+  private forgetExpired(): void {
+    const expired = Date.now() - RECENT_MS;
+    for (const [keyId, entry] of this.recent) {
+      if (entry.createdAt > expired) break;
+      this.recent.delete(keyId);
+    }
   }
 
   async destroy(subjectId: string): Promise<void> {

@@ -71,5 +71,18 @@ describe('PostgreSQL id allocator and subject key store', function () {
       expect([...found.keys()]).to.deep.equal([other.keyId]);
       await keys.destroy('guest-1'); // idempotent
     });
+
+    it('stores every key of a turn, and another instance (another process) reads and destroys them from the table', async () => {
+      const writer = new PostgresSubjectKeyStore(knex);
+      // Created in one event-loop turn: stored by one statement; answered from memory by `writer`.
+      const created = await Promise.all(['guest-3', 'guest-3', 'guest-4'].map((subject) => writer.create(subject)));
+      const reader = new PostgresSubjectKeyStore(knex);
+      const found = await reader.getMany(created.map((k) => k.keyId));
+      expect(created.every((k) => found.get(k.keyId)?.equals(k.key))).to.equal(true);
+
+      await reader.destroy('guest-3');
+      const left = await new PostgresSubjectKeyStore(knex).getMany(created.map((k) => k.keyId));
+      expect([...left.keys()]).to.deep.equal([created[2]!.keyId]);
+    });
   });
 });
