@@ -19,7 +19,7 @@ import { createEventStore } from '../shared/event-store/create-event-store.js';
 import { eventSchemas } from '../shared/domain/event-schemas.js';
 import { CommandHandler } from '../shared/event-store/command-handler.js';
 import type { EventStore } from '../shared/event-store/event-store.js';
-import { PostgresIdAllocator } from '../shared/domain/postgres-id-allocator.js';
+import { PostgresIdAllocator, SERVICE_ID_BLOCKS } from '../shared/domain/postgres-id-allocator.js';
 import { PostgresSubjectKeyStore } from '../shared/crypto/postgres-subject-key-store.js';
 import { PostgresReadModelWatermark } from '../projections/watermark.js';
 import type { CommandDeps } from '../command-service/command-deps.js';
@@ -109,7 +109,7 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
   const deps: CommandDeps = {
     store,
     handler: new CommandHandler(store),
-    ids: new PostgresIdAllocator(knex),
+    ids: new PostgresIdAllocator(knex, SERVICE_ID_BLOCKS),
     subjectKeys: new PostgresSubjectKeyStore(knex),
     db: knex,
     watermark,

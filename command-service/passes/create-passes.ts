@@ -5,7 +5,7 @@
 // Everything random is drawn here, so the decider stays pure: pass ids, public ids, QR values,
 // the batch id and the batch's subject key. The allowance is enforced by the single append on the
 // guest-invites stream of (user, current UTC month) with the revision it was decided on.
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { CommandDeps } from '../command-deps.js';
 import type { CommandContext, HandleResult } from '../../shared/event-store/command-handler.js';
 import type { Position } from '../../shared/event-store/event-store.js';
@@ -71,7 +71,9 @@ export async function createPasses(
   ctx: CommandContext,
 ): Promise<CreatePassesResult> {
   const stream = streams.guestInvites(userId, monthOf(ctx.now));
-  const batchId = randomUUID();
+  // One key per batch (the batch is one guest, erased as a whole); the batch's id is the key's
+  // subject, chosen by the store so that it can keep keys ready ahead.
+  const newKey = deps.subjectKeys.createForNewSubject();
   // The reads and the draws of ids and a key are independent round trips: run them together.
   // A refused request then leaves a gap in the pass ids (allowed) and drops its unused key.
   const [facility, limit, month, passIds, key] = await Promise.all([
@@ -79,11 +81,12 @@ export async function createPasses(
     monthlyAllowance(deps, orgId, userId),
     deps.handler.load(stream, guestInvitesDecider),
     deps.ids.next('pass', request.quantity),
-    deps.subjectKeys.create(batchId), // one key per batch: the batch is one guest, erased as a whole
+    newKey,
   ]).catch(async (error: unknown) => {
-    await deps.subjectKeys.destroy(batchId).catch(() => undefined);
+    await newKey.then((k) => deps.subjectKeys.destroy(k.subjectId)).catch(() => undefined);
     throw error;
   });
+  const batchId = key.subjectId;
   try {
     // 404 / 409. A suspension racing this request may still let it through: the facility is its
     // own stream, and only the allowance is an invariant the spec asks to hold under concurrency.

@@ -13,19 +13,22 @@ const TABLE = 'subject_keys';
  */
 const RECENT_MS = 5_000;
 
+/** Keys for new subjects stored ahead, per statement; a refill starts when fewer than LOW are left. */
+const READY_BLOCK = 64;
+const READY_LOW = 16;
+
 export class PostgresSubjectKeyStore implements SubjectKeyStore {
   /** The keys created in one event-loop turn, stored by one statement (one commit). */
   private readonly store: (row: { keyId: string; subjectId: string; key: Buffer }) => Promise<void>;
   /** Keys created here in the last RECENT_MS, oldest first; destroy() removes a subject's at once. */
   private readonly recent = new Map<string, { subjectId: string; key: Buffer; createdAt: number }>();
+  /** Stored keys for new subjects, not handed out yet. Lost on exit: rows nothing refers to. */
+  private readonly ready: Array<SubjectKey & { subjectId: string }> = [];
+  private refilling: Promise<void> | null = null;
 
   constructor(private readonly knex: Knex) {
     this.store = batchPerTurn(async (rows) => {
-      await knex.raw(`INSERT INTO ${TABLE} (key_id, subject_id, key) SELECT * FROM unnest(?::text[], ?::text[], ?::bytea[])`, [
-        rows.map((r) => r.keyId),
-        rows.map((r) => r.subjectId),
-        rows.map((r) => r.key),
-      ]);
+      await this.insert(rows);
       return rows.map(() => undefined);
     });
   }
@@ -36,6 +39,37 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
     this.forgetExpired();
     this.recent.set(key.keyId, { subjectId, key: key.key, createdAt: Date.now() });
     return key;
+  }
+
+  async createForNewSubject(): Promise<SubjectKey & { subjectId: string }> {
+    if (this.ready.length < READY_LOW) void this.refill().catch(() => undefined); // awaited below when empty
+    while (this.ready.length === 0) await this.refill();
+    const next = this.ready.shift()!;
+    this.forgetExpired();
+    this.recent.set(next.keyId, { subjectId: next.subjectId, key: next.key, createdAt: Date.now() });
+    return next;
+  }
+
+  /** Stores a block of keys for new subjects; concurrent callers share one statement. */
+  private refill(): Promise<void> {
+    this.refilling ??= (async () => {
+      try {
+        const block = Array.from({ length: READY_BLOCK }, () => ({ keyId: randomUUID(), subjectId: randomUUID(), key: randomBytes(32) }));
+        await this.insert(block);
+        this.ready.push(...block);
+      } finally {
+        this.refilling = null;
+      }
+    })();
+    return this.refilling;
+  }
+
+  private async insert(rows: ReadonlyArray<{ keyId: string; subjectId: string; key: Buffer }>): Promise<void> {
+    await this.knex.raw(`INSERT INTO ${TABLE} (key_id, subject_id, key) SELECT * FROM unnest(?::text[], ?::text[], ?::bytea[])`, [
+      rows.map((r) => r.keyId),
+      rows.map((r) => r.subjectId),
+      rows.map((r) => r.key),
+    ]);
   }
 
   async getMany(keyIds: readonly string[]): Promise<Map<string, Buffer>> {
@@ -66,6 +100,8 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
   }
 
   async destroy(subjectId: string): Promise<void> {
+    const unused = this.ready.findIndex((k) => k.subjectId === subjectId);
+    if (unused >= 0) this.ready.splice(unused, 1);
     for (const [keyId, entry] of this.recent) if (entry.subjectId === subjectId) this.recent.delete(keyId);
     await this.knex(TABLE).where({ subject_id: subjectId }).delete();
   }

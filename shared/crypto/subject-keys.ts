@@ -9,8 +9,13 @@ export interface SubjectKey {
 
 /** Port. The PostgreSQL adapter lives in postgres-subject-key-store.ts. */
 export interface SubjectKeyStore {
-  /** Creates and stores a new key for a subject (for example a pass batch). */
+  /** Creates and stores a new key for a subject (for example a user). */
   create(subjectId: string): Promise<SubjectKey>;
+  /**
+   * A stored key for a new subject whose id the store chooses (a random UUID, for example a pass
+   * batch's id). Stores may keep such keys ready ahead of time, so a caller seldom waits for a write.
+   */
+  createForNewSubject(): Promise<SubjectKey & { readonly subjectId: string }>;
   /** Keys by key id; destroyed or unknown keys are absent from the map. */
   getMany(keyIds: readonly string[]): Promise<Map<string, Buffer>>;
   /** Destroys every key of the subject: its sealed data can never be read again. */

@@ -35,6 +35,21 @@ describe('PostgreSQL id allocator and subject key store', function () {
       for (const batch of batches) expect([...batch].sort((x, y) => x - y)).to.deep.equal(batch);
     });
 
+    it('serves a kind with a block from ids drawn ahead: ascending, never twice, across allocators', async () => {
+      const [a, b] = [new PostgresIdAllocator(knex, { blockSizes: { invitation: 8 } }), new PostgresIdAllocator(knex, { blockSizes: { invitation: 8 } })];
+      const batches = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).next('invitation', 1 + (i % 3))));
+      const all = batches.flat();
+      expect(all).to.have.length(60);
+      expect(new Set(all).size).to.equal(60);
+      for (const batch of batches) expect([...batch].sort((x, y) => x - y)).to.deep.equal(batch);
+      // One allocator's ids keep ascending from call to call.
+      const own = [...(await a.next('invitation', 5)), ...(await a.next('invitation', 5))];
+      expect([...own].sort((x, y) => x - y)).to.deep.equal(own);
+      // Other kinds stay dense.
+      const [org] = await a.next('organization');
+      expect(await a.next('organization')).to.deep.equal([org! + 1]);
+    });
+
     it('refuses a count outside 1..1000', async () => {
       const ids = new PostgresIdAllocator(knex);
       for (const count of [0, -1, 1.5, 1001]) {
@@ -70,6 +85,19 @@ describe('PostgreSQL id allocator and subject key store', function () {
       const found = await keys.getMany([first.keyId, second.keyId, other.keyId]);
       expect([...found.keys()]).to.deep.equal([other.keyId]);
       await keys.destroy('guest-1'); // idempotent
+    });
+
+    it('hands out keys for new subjects stored ahead, each once, and destroys one by its subject', async () => {
+      const keys = new PostgresSubjectKeyStore(knex);
+      const made = await Promise.all(Array.from({ length: 100 }, () => keys.createForNewSubject()));
+      expect(new Set(made.map((k) => k.keyId)).size).to.equal(100);
+      expect(new Set(made.map((k) => k.subjectId)).size).to.equal(100);
+      const stored = await new PostgresSubjectKeyStore(knex).getMany(made.map((k) => k.keyId));
+      expect(made.every((k) => stored.get(k.keyId)?.equals(k.key))).to.equal(true); // durable before handed out
+
+      await keys.destroy(made[0]!.subjectId);
+      expect((await new PostgresSubjectKeyStore(knex).getMany([made[0]!.keyId])).size).to.equal(0);
+      expect((await keys.getMany([made[0]!.keyId])).size).to.equal(0);
     });
 
     it('stores every key of a turn, and another instance (another process) reads and destroys them from the table', async () => {

@@ -12,7 +12,7 @@ import { CommandHandler, type CommandContext } from '../../shared/event-store/co
 import type { EventStore } from '../../shared/event-store/event-store.js';
 import { eventSchemas } from '../../shared/domain/event-schemas.js';
 import { ORG_SCOPES } from '../../shared/domain/events.js';
-import { PostgresIdAllocator } from '../../shared/domain/postgres-id-allocator.js';
+import { PostgresIdAllocator, SERVICE_ID_BLOCKS } from '../../shared/domain/postgres-id-allocator.js';
 import { PostgresSubjectKeyStore } from '../../shared/crypto/postgres-subject-key-store.js';
 import { createLogger, type Logger } from '../../shared/logger.js';
 import { mountGateway } from '../../shared/http/gateway.js';
@@ -172,7 +172,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const deps: CommandDeps = {
     store,
     handler: new CommandHandler(store),
-    ids: new PostgresIdAllocator(db),
+    ids: new PostgresIdAllocator(db, SERVICE_ID_BLOCKS),
     subjectKeys,
     db,
     watermark,
