@@ -10,10 +10,11 @@ import type { OAuthClient } from '../../../shared/oauth/client-decider.js';
 import { InvalidGrant } from '../../../shared/oauth/oauth-errors.js';
 import { oauthStreams } from '../../../shared/oauth/oauth-events.js';
 import { newRefreshToken, parseRefreshToken } from '../../../shared/oauth/opaque-credentials.js';
-import { assertRotated, refreshedScopes, tokenFamilyDecider } from '../../../shared/oauth/token-family-decider.js';
+import { assertRotated, refreshedScopes, tokenFamilyDecider, type FamilyGrant } from '../../../shared/oauth/token-family-decider.js';
 import { optionalParameter, requiredParameter } from '../form-body.js';
 import type { ProtocolDeps } from '../protocol-deps.js';
-import { mintTokens, tokenResponse, type TokenResponse } from './token-response.js';
+import { mintTokens, tokenResponse, type MintedTokens, type TokenResponse } from './token-response.js';
+import type { OAuthScope } from '../../../shared/oauth/scopes.js';
 
 export async function refreshAccessToken(
   deps: ProtocolDeps,
@@ -31,6 +32,14 @@ export async function refreshAccessToken(
   const next = newRefreshToken(familyId);
   const stream = oauthStreams.tokenFamily(familyId);
 
+  // A family's grant never changes once started, so the tokens are signed while the rotation is
+  // appended, from the grant as this process knows it (read when it knows nothing; the read also
+  // serves the rotation). They leave only if the rotation succeeds on that very grant.
+  const known = await deps.handler.load(stream, tokenFamilyDecider, { maxStalenessMs: Number.POSITIVE_INFINITY });
+  const knownGrant = known.state.status === 'active' && known.state.grant.clientId === client.clientId ? known.state.grant : null;
+  const early = knownGrant ? mintFrom(deps, knownGrant, familyId, scope, ctx.now) : null;
+  early?.catch(() => undefined); // a rejected rotation discards it
+
   // The decider checks client, spent/current token, expiry and scope (invalid_scope on widening).
   // The grant to mint from is the family's, unchanged by rotation: read from its state after it.
   const rotation = await deps.handler.handle(
@@ -47,6 +56,17 @@ export async function refreshAccessToken(
   // Rotated implies started; guards a bug only.
   if (grant === null) throw new InvalidGrant();
 
+  const { minted, scopes } = early && grant === knownGrant ? await early : await mintFrom(deps, grant, familyId, scope, ctx.now);
+  return tokenResponse(minted, scopes, next.value);
+}
+
+async function mintFrom(
+  deps: ProtocolDeps,
+  grant: FamilyGrant,
+  familyId: string,
+  scope: string | undefined,
+  now: Date,
+): Promise<{ minted: MintedTokens; scopes: OAuthScope[] }> {
   const scopes = refreshedScopes(grant, scope);
   const minted = await mintTokens(
     deps.oauth,
@@ -61,7 +81,7 @@ export async function refreshAccessToken(
       nonce: null,
       expiresAt: grant.expiresAt,
     },
-    ctx.now,
+    now,
   );
-  return tokenResponse(minted, scopes, next.value);
+  return { minted, scopes };
 }
