@@ -77,7 +77,10 @@ export async function startEmbedded(config: Config, logger: Logger) {
   const runtime = await openRuntime(config, logger);
   const runner = new ProjectionRunner(
     { knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger },
-    { onProgress: (progress) => runtime.watermark.observe(progress) },
+    {
+      onProgress: (progress) => runtime.watermark.observe(progress),
+      onRowsChanged: (projections) => runtime.watermark.observeRowsChanged(projections),
+    },
   );
   await runner.start();
   const demo = await seedDemo(runtime, logger);
@@ -106,6 +109,7 @@ export async function startEmbedded(config: Config, logger: Logger) {
     orgApiRateLimiter,
     userApiRateLimiter,
     oauth,
+    readModelChanges: runtime.watermark,
   });
   server.on('request', mountGateway(commandApp, queryApp));
 

@@ -113,6 +113,7 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     subjectKeys: new PostgresSubjectKeyStore(knex),
     db: knex,
     watermark,
+    readModelChanges: watermark,
     projectionWaitMs: config.projectionWaitMs,
   };
   const opened: OAuthServices[] = [];

@@ -4,6 +4,7 @@ import type { CommandHandler } from '../shared/event-store/command-handler.js';
 import type { IdAllocator } from '../shared/domain/id-allocator.js';
 import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
 import type { ReadModelWatermark } from '../shared/read-model-watermark.js';
+import type { ReadModelChanges } from '../shared/read-model-changes.js';
 
 /** The ports every command use case is given. */
 export interface CommandDeps {
@@ -14,5 +15,7 @@ export interface CommandDeps {
   /** Read models, only to locate things (a pass's stream, an API key by hash); never written here. */
   readonly db: Knex;
   readonly watermark: ReadModelWatermark;
+  /** When given, the organization API caches API keys until the api_keys read model changes. */
+  readonly readModelChanges?: ReadModelChanges;
   readonly projectionWaitMs: number;
 }

@@ -3,6 +3,8 @@
 import { parsePosition, positionToString, type Position } from '../shared/event-store/event-store.js';
 
 export const PROGRESS_CHANNEL = 'projection_progress';
+/** Announces the projections whose rows a committed batch changed; payload: their names, space-separated. */
+export const ROWS_CHANGED_CHANNEL = 'read_model_changed';
 
 export interface ProjectionProgress {
   readonly name: string;

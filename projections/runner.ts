@@ -28,7 +28,7 @@ import { ALL_PROJECTIONS } from './all-projections.js';
 import { CHECKPOINT_COLUMNS, ensureReadModels, toCheckpoint, type CheckpointRecord } from './generation-tables.js';
 import { GuestDataError, openGuestData } from './guest-data.js';
 import { ProjectionWriteError, TableWriter } from './table-writer.js';
-import { encodeProgress, PROGRESS_CHANNEL, type ProjectionProgress } from './progress-channel.js';
+import { encodeProgress, PROGRESS_CHANNEL, ROWS_CHANGED_CHANNEL, type ProjectionProgress } from './progress-channel.js';
 import { CheckpointMissing, errorMessage, isDeterministic } from './errors.js';
 import { rebuildProjections } from './rebuild.js';
 import { InvalidEventError } from '../shared/event-store/validating-event-store.js';
@@ -53,6 +53,8 @@ export interface RunnerOptions {
   readonly irrelevantCheckpointIntervalMs?: number;
   /** Called after each batch with the projections it moved (the in-process fast path). */
   readonly onProgress?: (progress: readonly ProjectionProgress[]) => void;
+  /** Called right after a batch commits with the projections whose rows it changed. */
+  readonly onRowsChanged?: (projections: readonly string[]) => void;
   readonly retry?: { readonly initialMs?: number; readonly maxMs?: number };
   /** Test seam: runs inside each batch's transaction just before COMMIT; throwing aborts the batch. */
   readonly beforeCommit?: (batch: { readonly number: number; readonly events: readonly RecordedEvent[] }, client: pg.ClientBase) => unknown;
@@ -274,6 +276,7 @@ export class ProjectionRunner {
     const number = ++this.batches;
 
     const outcome = await this.commitBatch(live, opened, last, after, number, events);
+    if (outcome.changed.length > 0) this.notifyListener(() => this.options.onRowsChanged?.(outcome.changed));
     this.storedAtLeast = null;
     this.lastCommitAt = Date.now();
     for (const [name, position] of outcome.reached) this.tracked.get(name)!.position = position;
@@ -302,7 +305,12 @@ export class ProjectionRunner {
     after: Position,
     number: number,
     events: readonly RecordedEvent[],
-  ): Promise<{ reached: Map<string, Position>; moved: ProjectionProgress[]; versionChanged: Array<{ tracked: Tracked; version: number }> }> {
+  ): Promise<{
+    reached: Map<string, Position>;
+    moved: ProjectionProgress[];
+    versionChanged: Array<{ tracked: Tracked; version: number }>;
+    changed: string[];
+  }> {
     const knex = this.deps.knex;
     const client = (await knex.client.acquireConnection()) as pg.ClientBase;
     let open = false;
@@ -382,6 +390,10 @@ export class ProjectionRunner {
            SELECT pg_notify(${pg.escapeLiteral(PROGRESS_CHANNEL)}, ${pg.escapeLiteral(encodeProgress(moved))})`,
         );
       }
+      const changed = separately.map((s) => s.projection);
+      if (changed.length > 0) {
+        statements.push(`SELECT pg_notify(${pg.escapeLiteral(ROWS_CHANGED_CHANNEL)}, ${pg.escapeLiteral(changed.join(' '))})`);
+      }
       const hook = this.options.beforeCommit;
       if (!hook) statements.push('COMMIT');
       try {
@@ -397,7 +409,7 @@ export class ProjectionRunner {
       }
       open = false;
       this.writeSeparately = false;
-      return { reached, moved, versionChanged };
+      return { reached, moved, versionChanged, changed };
     } finally {
       if (open) await client.query('ROLLBACK').catch(() => undefined);
       await knex.client.releaseConnection(client);
@@ -405,9 +417,12 @@ export class ProjectionRunner {
   }
 
   private reportProgress(moved: readonly ProjectionProgress[]): void {
-    if (moved.length === 0) return;
+    if (moved.length > 0) this.notifyListener(() => this.options.onProgress?.(moved));
+  }
+
+  private notifyListener(call: () => void): void {
     try {
-      this.options.onProgress?.(moved);
+      call();
     } catch (error) {
       this.logger.warn({ err: error }, 'projection progress listener failed');
     }

@@ -10,7 +10,8 @@ import type pg from 'pg';
 import type { Logger } from '../shared/logger.js';
 import type { ReadModelWatermark } from '../shared/read-model-watermark.js';
 import { comparePositions, START, type Position } from '../shared/event-store/event-store.js';
-import { decodeProgress, PROGRESS_CHANNEL, type ProjectionProgress } from './progress-channel.js';
+import { decodeProgress, PROGRESS_CHANNEL, ROWS_CHANGED_CHANNEL, type ProjectionProgress } from './progress-channel.js';
+import type { ReadModelChanges } from '../shared/read-model-changes.js';
 
 export interface WatermarkOptions {
   readonly logger?: Logger;
@@ -26,8 +27,9 @@ interface Waiter {
   readonly resolve: (reached: boolean) => void;
 }
 
-export class PostgresReadModelWatermark implements ReadModelWatermark {
+export class PostgresReadModelWatermark implements ReadModelWatermark, ReadModelChanges {
   private readonly known = new Map<string, Position>();
+  private readonly changeListeners = new Set<(projections: readonly string[] | null) => void>();
   private readonly waiters = new Set<Waiter>();
   private listener: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
@@ -75,6 +77,31 @@ export class PostgresReadModelWatermark implements ReadModelWatermark {
     this.advance(progress);
   }
 
+  /** In-process fast path: a runner in this process reports the projections a commit changed. */
+  observeRowsChanged(projections: readonly string[]): void {
+    this.rowsChanged(projections);
+  }
+
+  onRowsChanged(listener: (projections: readonly string[] | null) => void): () => void {
+    this.changeListeners.add(listener);
+    this.ensureListening();
+    return () => this.changeListeners.delete(listener);
+  }
+
+  hearsEveryChange(): boolean {
+    return this.hearsEveryCommit;
+  }
+
+  private rowsChanged(projections: readonly string[] | null): void {
+    for (const listener of [...this.changeListeners]) {
+      try {
+        listener(projections);
+      } catch (error) {
+        this.options.logger?.warn({ err: error }, 'read-model change listener failed');
+      }
+    }
+  }
+
   /** Highest position known per projection. */
   positions(): ReadonlyMap<string, Position> {
     return this.known;
@@ -83,6 +110,8 @@ export class PostgresReadModelWatermark implements ReadModelWatermark {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.hearsEveryCommit = false;
+    this.rowsChanged(null);
     for (const waiter of [...this.waiters]) waiter.resolve(false);
     this.stopPolling();
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
@@ -149,14 +178,16 @@ export class PostgresReadModelWatermark implements ReadModelWatermark {
         client.on('error', (error) => this.options.logger?.warn({ err: error }, 'watermark LISTEN connection error'));
         client.on('notification', (message) => {
           if (message.channel === PROGRESS_CHANNEL && message.payload) this.advance(decodeProgress(message.payload));
+          if (message.channel === ROWS_CHANGED_CHANNEL) this.rowsChanged(message.payload ? message.payload.split(' ') : null);
         });
         client.once('end', () => {
           if (this.listener !== client) return;
           this.listener = null;
           this.hearsEveryCommit = false;
+          this.rowsChanged(null); // whatever changes until LISTEN is back go unheard
           this.scheduleReconnect();
         });
-        await client.query(`LISTEN ${PROGRESS_CHANNEL}`);
+        await client.query(`LISTEN ${PROGRESS_CHANNEL}; LISTEN ${ROWS_CHANGED_CHANNEL}`);
         if (this.closed) {
           await client.end().catch(() => undefined);
           return;

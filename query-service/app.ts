@@ -15,6 +15,7 @@ import { listFacilitiesRoute } from './facilities/list-facilities.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
 import type { OAuthServices } from '../shared/oauth/oauth-services.js';
 import { userRoutes } from './user/user-routes.js';
+import type { ReadModelChanges } from '../shared/read-model-changes.js';
 
 /**
  * `pageCursorSecret` (PAGE_CURSOR_SECRET) signs page cursors; when null a random one is made at
@@ -32,6 +33,8 @@ export interface QueryAppDeps {
   readonly orgApiRateLimiter?: RateLimiter;
   /** The user-delegated API's per-user bucket; shared with the command app in one process. */
   readonly userApiRateLimiter?: RateLimiter;
+  /** When given, API keys are cached until the api_keys read model changes. */
+  readonly readModelChanges?: ReadModelChanges;
 }
 
 export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
@@ -40,7 +43,7 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
     deps.logger.warn('PAGE_CURSOR_SECRET is not set: page cursors are signed with a per-process random key');
   }
   const cursor = new PageCursor(pageCursorSecret);
-  const authenticate = apiKeyAuth({ db: deps.db, trustProxy });
+  const authenticate = apiKeyAuth({ db: deps.db, trustProxy, changes: deps.readModelChanges });
 
   const org = new Router<HttpState>({ prefix: '/api/v1/org' });
   listOrgPassesRoute(org, { db: deps.db, cursor, authenticate });

@@ -79,7 +79,7 @@ export function createPassesRoute(deps: CommandDeps, principalOf: (ctx: HttpCont
 
 export function orgPassRoutes(deps: CommandDeps, options: { trustProxy: boolean }): Router<HttpState> {
   const router = new Router<HttpState>({ prefix: '/api/v1/org' });
-  const authenticate = apiKeyAuth({ db: deps.db, trustProxy: options.trustProxy });
+  const authenticate = apiKeyAuth({ db: deps.db, trustProxy: options.trustProxy, changes: deps.readModelChanges });
 
   router.post('/passes', authenticate, requireScope('org:passes:write'), jsonBody(), createPassesRoute(deps, apiKeyPrincipal));
 

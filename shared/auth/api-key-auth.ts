@@ -13,6 +13,7 @@ import { clientIp } from '../http/client-ip.js';
 import type { HttpContext, HttpMiddleware } from '../http/http-state.js';
 import { ipAllowed } from './ip-allowlist.js';
 import { batchPerTurn } from '../db/turn-batch.js';
+import type { ReadModelChanges } from '../read-model-changes.js';
 import type { ApiKeyPrincipal } from './principal.js';
 
 export const API_KEY_PREFIX = 'svc_sk_';
@@ -53,12 +54,14 @@ export interface ApiKeyAuthOptions {
   readonly db: Knex;
   readonly trustProxy: boolean;
   readonly now?: () => Date;
+  /** When given, found keys are cached and dropped whenever the api_keys read model changes. */
+  readonly changes?: ReadModelChanges;
 }
 
 /** Sets `ctx.state.principal` to an ApiKeyPrincipal, or throws InvalidTokenError. */
 export function apiKeyAuth(options: ApiKeyAuthOptions): HttpMiddleware {
   const now = options.now ?? (() => new Date());
-  const lookUp = apiKeyLookup(options.db);
+  const lookUp = options.changes ? cachedLookup(apiKeyLookup(options.db), options.changes) : apiKeyLookup(options.db);
   return async function authenticateApiKey(ctx, next) {
     try {
       ctx.state.principal = await authenticate(ctx, lookUp, options.trustProxy, now());
@@ -84,6 +87,37 @@ function apiKeyLookup(db: Knex): KeyLookup {
     const byHash = new Map(rows.map((row) => [row.key_hash, row]));
     return hashes.map((hash) => byHash.get(hash));
   });
+}
+
+/** Cached keys, at most; the oldest go first. */
+const MAX_CACHED_KEYS = 10_000;
+
+/**
+ * Found keys, cached until the api_keys read model changes (a key created, revoked or expired
+ * by an operator): then all of them are dropped, since a change names no key. Unknown keys are
+ * not cached, so guessing cannot fill the cache. Expiry and IP allowlist are checked on every
+ * request from the cached row. A lookup that raced a change is not cached (generation check), and
+ * nothing is cached while changes may go unheard.
+ */
+function cachedLookup(lookUp: KeyLookup, changes: ReadModelChanges): KeyLookup {
+  const cache = new Map<string, Pick<ApiKeyRow, KeyColumns>>();
+  let generation = 0;
+  changes.onRowsChanged((projections) => {
+    if (projections !== null && !projections.includes(READ_MODELS.apiKeys)) return;
+    generation++;
+    cache.clear();
+  });
+  return async (hash) => {
+    const hit = cache.get(hash);
+    if (hit) return hit;
+    const startedAt = generation;
+    const row = await lookUp(hash);
+    if (row && generation === startedAt && changes.hearsEveryChange()) {
+      if (cache.size >= MAX_CACHED_KEYS) cache.delete(cache.keys().next().value!);
+      cache.set(hash, row);
+    }
+    return row;
+  };
 }
 
 async function authenticate(ctx: HttpContext, lookUp: KeyLookup, trustProxy: boolean, now: Date): Promise<ApiKeyPrincipal> {

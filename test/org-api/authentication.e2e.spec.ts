@@ -82,6 +82,18 @@ describe('organization API: API key authentication', function () {
     expect(await stack.store.headPosition()).to.deep.equal(before);
   });
 
+  it('refuses a key at once when it is revoked, though both services had just accepted (and cached) it', async () => {
+    const key = await stack.seed.apiKey(tenant.orgId, tenant.userId);
+    const headers = { Authorization: `Bearer ${key.apiKey}` };
+    for (let i = 0; i < 2; i++) {
+      expect((await call('GET', '/api/v1/org/facilities', undefined, headers)).status).to.equal(200);
+      expect((await call('POST', '/api/v1/org/passes', passBody(tenant.facilityId), headers)).status).to.equal(201);
+    }
+    await stack.seed.revokeApiKey(key.keyId);
+    expect((await call('GET', '/api/v1/org/facilities', undefined, headers)).status).to.equal(401);
+    expect((await call('POST', '/api/v1/org/passes', passBody(tenant.facilityId), headers)).status).to.equal(401);
+  });
+
   it('checks the source-IP allowlist against the socket address, IPv4-mapped or not', async () => {
     const local = await stack.seed.apiKey(tenant.orgId, tenant.userId, { allowedIps: ['127.0.0.0/8'] });
     const mapped = await stack.seed.apiKey(tenant.orgId, tenant.userId, { allowedIps: ['::ffff:127.0.0.1/128'] });

@@ -531,7 +531,7 @@ describe('projection runner (real PostgreSQL event store)', function () {
         await new Promise((r) => setTimeout(r, 200));
         const listening = await count(
           db.knex,
-          "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN projection_progress'",
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN projection_progress%'",
         );
         expect(listening).to.equal(1);
         // The runner lives on another connection pool, as in a separate projections process.
@@ -547,6 +547,31 @@ describe('projection runner (real PostgreSQL event store)', function () {
       } finally {
         await watermark.close();
       }
+    });
+
+    it('tells other processes which read models a batch changed, and that changes may be missed once it stops hearing them', async () => {
+      const watermark = new PostgresReadModelWatermark(db.knex, { pollIntervalMs: 600_000 });
+      const heard: Array<readonly string[] | null> = [];
+      watermark.onRowsChanged((projections) => heard.push(projections));
+      const otherKnex = createKnex(db.url, { max: 3 });
+      const runner = new ProjectionRunner({ knex: otherKnex, store: db.store, subjectKeys: db.subjectKeys, logger: silent });
+      try {
+        for (let i = 0; i < 100 && !watermark.hearsEveryChange(); i++) await new Promise((r) => setTimeout(r, 20));
+        expect(watermark.hearsEveryChange()).to.equal(true);
+        await runner.start();
+        await db.log.organization(1);
+        await db.log.passes(1, 1);
+        await waitForCheckpoints(db.knex, db.log.last);
+        for (let i = 0; i < 100 && !heard.flat().includes('pass_list'); i++) await new Promise((r) => setTimeout(r, 20));
+        expect(heard.flat()).to.include.members(['organizations', 'pass_list']);
+        expect(heard.flat()).not.to.include('api_keys');
+      } finally {
+        await runner.stop();
+        await otherKnex.destroy();
+        await watermark.close();
+      }
+      expect(watermark.hearsEveryChange()).to.equal(false);
+      expect(heard.at(-1)).to.equal(null);
     });
 
     it('takes progress reported by a runner in the same process without a round trip', async () => {

@@ -167,7 +167,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const store = createEventStore({ databaseUrl, eventStoreUrl: null, schemas: eventSchemas });
   const subjectKeys = new PostgresSubjectKeyStore(db);
   const watermark = new PostgresReadModelWatermark(db, { logger });
-  const runner = new ProjectionRunner({ knex: db, store, subjectKeys, logger }, { onProgress: (p) => watermark.observe(p) });
+  const runner = new ProjectionRunner(
+    { knex: db, store, subjectKeys, logger },
+    { onProgress: (p) => watermark.observe(p), onRowsChanged: (names) => watermark.observeRowsChanged(names) },
+  );
   await runner.start();
   const deps: CommandDeps = {
     store,
@@ -176,6 +179,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     subjectKeys,
     db,
     watermark,
+    readModelChanges: watermark,
     projectionWaitMs: options.projectionWaitMs ?? 5000,
   };
 
@@ -193,7 +197,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const userApiRateLimiter = new RateLimiter('user-api', { ...USER_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.userRateLimit });
     const oauthTokenRateLimit = { ...UNREACHABLE_LIMIT, ...serveOptions.tokenRateLimit };
     const commandApp = createCommandApp({ ...deps, logger, config, orgApiRateLimiter, userApiRateLimiter, oauthTokenRateLimit, oauth });
-    const queryApp = createQueryApp({ db, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth });
+    const queryApp = createQueryApp({ db, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth, readModelChanges: watermark });
     server.on('request', mountGateway(commandApp, queryApp));
     servers.add(server);
     return {
