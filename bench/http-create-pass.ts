@@ -1,4 +1,4 @@
-// Single-pass create through HTTP: `npx tsx bench/http-create-pass.ts [--seconds 15] [--concurrency 16] [--admins 1]`.
+// Single-pass create through HTTP: `npx tsx bench/http-create-pass.ts [--seconds 15] [--concurrency 10] [--admins 1]`.
 // Runs the real stack in-process (embedded PostgreSQL, or DATABASE_URL's server; PostgreSQL event
 // store; projection runner; command and query apps behind the gateway on an ephemeral port) and
 // drives POST /api/v1/org/passes with one organization API key, `concurrency` requests in flight
@@ -19,9 +19,10 @@ import { machineCpuSeconds, processCpuSeconds } from './oauth-bench/machine-cpu.
 import { withServiceNodeFlags } from './service-node-flags.js';
 
 const SECONDS = numberOption('seconds', 15);
-const CONCURRENCY = numberOption('concurrency', 16);
+const CONCURRENCY = numberOption('concurrency', 10);
 const ADMINS = numberOption('admins', 1);
-const WARMUP_MS = 2000;
+// Long enough for JIT and for autovacuum to analyse the fresh tables (plans made on empty tables are poor).
+const WARMUP_MS = 5000;
 
 async function main(): Promise<void> {
   console.log(`starting the stack on ${databaseKind()} PostgreSQL ...`);
