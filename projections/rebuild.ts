@@ -32,7 +32,7 @@ import {
 } from './generation-tables.js';
 import { openGuestData } from './guest-data.js';
 import { TableWriter, type PreparedChanges } from './table-writer.js';
-import { encodeProgress, PROGRESS_CHANNEL } from './progress-channel.js';
+import { encodeProgress, PROGRESS_CHANNEL, ROWS_CHANGED_CHANNEL } from './progress-channel.js';
 import { errorMessage, isDeterministic } from './errors.js';
 import type { ProjectionDeps } from './runner.js';
 
@@ -393,6 +393,8 @@ class Replay {
         PROGRESS_CHANNEL,
         encodeProgress(this.targets.map((t) => ({ name: t.projection.name, position: reached.get(t)! }))),
       ]);
+      // The views now show other tables: whatever a process cached from them is to be read again.
+      await client.query('SELECT pg_notify($1, $2)', [ROWS_CHANGED_CHANNEL, names.join(' ')]);
       return { old, reached, events };
     });
     this.events += events;

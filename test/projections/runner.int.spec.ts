@@ -460,6 +460,23 @@ describe('projection runner (real PostgreSQL event store)', function () {
       expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(10);
     });
 
+    it('tells every process that a switched-over read model changed, so nothing cached from the old table is served', async () => {
+      await db.log.organization(1);
+      await started(new ProjectionRunner(depsOf(db)));
+      await waitForCheckpoints(db.knex, db.log.last);
+      const watermark = new PostgresReadModelWatermark(db.knex, { pollIntervalMs: 600_000 });
+      const heard: Array<readonly string[] | null> = [];
+      watermark.onRowsChanged((projections) => heard.push(projections));
+      try {
+        for (let i = 0; i < 100 && !watermark.hearsEveryChange(); i++) await new Promise((r) => setTimeout(r, 20));
+        await rebuildProjection('api_keys', depsOf(db));
+        for (let i = 0; i < 100 && !heard.flat().includes('api_keys'); i++) await new Promise((r) => setTimeout(r, 20));
+        expect(heard).to.deep.include(['api_keys']);
+      } finally {
+        await watermark.close();
+      }
+    });
+
     it('rebuilds in the background when a runner meets a projection at another version', async () => {
       await db.log.organization(1);
       for (let i = 0; i < 5; i++) await db.log.passes(1, 2);
