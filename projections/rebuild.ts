@@ -293,7 +293,8 @@ class Replay {
           const loaded = await this.writer.load(loader, target.projection, target.table, keys.filter((k) => !pending.has(keyString(k))), unseen);
           for (const [k, row] of pending) if (row) loaded.set(k, row);
           const changes = projectBatch(target.projection, loaded, unseen);
-          prepared.push(this.writer.prepare(target.projection, target.table, changes, unseen));
+          // The rebuild is the table's only writer: a key neither loaded nor in flight is not there.
+          prepared.push(await this.writer.prepareBulk(loader, target.projection, target.table, changes, unseen, (k) => loaded.has(k)));
           const rows = new Map<string, StoredRow | null>();
           for (const row of changes.upserts) rows.set(keyString(row[target.projection.keyColumn] as RowKey), row);
           for (const key of changes.deletes) rows.set(keyString(key), null);

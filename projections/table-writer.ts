@@ -1,8 +1,11 @@
 // Applies a batch of events to one generation table: loads the rows the batch touches in one
 // query, projects in memory (projection.ts), and writes the net changes with one bulk upsert and
 // one delete. The live runner does all three in its batch transaction (write); a rebuild calls
-// the steps apart (load, save) to overlap its JavaScript work with the database's.
+// the steps apart (load, save) to overlap its JavaScript work with the database's, and sends
+// the rows its table does not hold yet with COPY.
+import { finished } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import {
   keysOf,
   keyString,
@@ -14,6 +17,7 @@ import {
   type StoredRow,
 } from './projection.js';
 import { quoteIdent, tableColumns } from './generation-tables.js';
+import { copyText } from './copy-text.js';
 
 export interface WriteResult {
   /** Events that changed a row. */
@@ -27,6 +31,8 @@ export interface PreparedChanges {
   readonly projection: AnyProjection;
   readonly table: string;
   readonly upsertJson: string | null;
+  /** Rows the table does not hold, as COPY text in the table's column order (prepareBulk only). */
+  readonly copy: { readonly columns: readonly string[]; readonly text: string } | null;
   readonly deletes: readonly RowKey[];
   readonly firstEventId: string;
   readonly lastEventId: string;
@@ -49,7 +55,9 @@ export class ProjectionWriteError extends Error {
 }
 
 export class TableWriter {
-  /** Upsert statement per table: the column list comes from the catalogue once. */
+  /** Column list per table, from the catalogue once. */
+  private readonly columns = new Map<string, Promise<string[]>>();
+  /** Upsert statement per table. */
   private readonly upserts = new Map<string, Promise<string>>();
 
   /** Load, project and save in the caller's transaction. */
@@ -89,10 +97,33 @@ export class TableWriter {
       // One parameter however many rows: no bind-parameter limit, one round trip. (json, not
       // jsonb: parsing the whole document into jsonb first measured slower overall.)
       upsertJson: changes.upserts.length > 0 ? JSON.stringify(changes.upserts) : null,
+      copy: null,
       deletes: changes.deletes,
       firstEventId: events[0]?.id ?? '-',
       lastEventId: events.at(-1)?.id ?? '-',
     };
+  }
+
+  /**
+   * prepare, for the table's only writer, which knows the keys it holds (`isStored`, by
+   * keyString): the other rows go by COPY, which measured 2.3x faster than the JSON upsert on
+   * the server and a third cheaper to serialise here.
+   */
+  async prepareBulk(
+    client: pg.ClientBase,
+    projection: AnyProjection,
+    table: string,
+    changes: RowChanges,
+    events: readonly ProjectionEvent[],
+    isStored: (key: string) => boolean,
+  ): Promise<PreparedChanges> {
+    const stored: StoredRow[] = [];
+    const fresh: StoredRow[] = [];
+    for (const row of changes.upserts) (isStored(keyString(row[projection.keyColumn] as RowKey)) ? stored : fresh).push(row);
+    const prepared = this.prepare(projection, table, { ...changes, upserts: stored }, events);
+    if (fresh.length === 0) return prepared;
+    const columns = await this.columnsOf(client, table);
+    return { ...prepared, copy: { columns, text: copyText(columns, fresh) } };
   }
 
   /**
@@ -106,6 +137,7 @@ export class TableWriter {
   /** The statements of save, values inlined (see loadStatement). */
   async saveStatements(client: pg.ClientBase, changes: PreparedChanges): Promise<string[]> {
     const { projection, table } = changes;
+    if (changes.copy) throw new Error('COPY cannot go into a multi-statement query');
     const statements: string[] = [];
     if (changes.deletes.length > 0) {
       statements.push(`DELETE FROM ${quoteIdent(table)} WHERE ${quoteIdent(projection.keyColumn)} = ANY(${arrayLiteral(changes.deletes)})`);
@@ -123,15 +155,30 @@ export class TableWriter {
         await client.query(`DELETE FROM ${quoteIdent(table)} WHERE ${quoteIdent(projection.keyColumn)} = ANY($1)`, [changes.deletes]);
       }
       if (changes.upsertJson !== null) await client.query(await this.upsertSql(client, projection, table), [changes.upsertJson]);
+      if (changes.copy) {
+        const copy = client.query(copyFrom(`COPY ${quoteIdent(table)} (${changes.copy.columns.map(quoteIdent).join(', ')}) FROM STDIN`));
+        copy.end(changes.copy.text);
+        await finished(copy);
+      }
     } catch (error) {
       throw tagged(projection.name, changes.firstEventId, changes.lastEventId, error);
     }
   }
 
+  private columnsOf(client: pg.ClientBase, table: string): Promise<string[]> {
+    let columns = this.columns.get(table);
+    if (!columns) {
+      columns = tableColumns(client, table);
+      columns.catch(() => this.columns.delete(table));
+      this.columns.set(table, columns);
+    }
+    return columns;
+  }
+
   private upsertSql(client: pg.ClientBase, projection: AnyProjection, table: string): Promise<string> {
     let sql = this.upserts.get(table);
     if (!sql) {
-      sql = tableColumns(client, table).then((columns) => {
+      sql = this.columnsOf(client, table).then((columns) => {
         const t = quoteIdent(table);
         const set = columns
           .filter((c) => c !== projection.keyColumn)
