@@ -16,7 +16,7 @@ import { streams, type DomainEvent, type GuestDetails, type OrgScope } from '../
 import { seal } from '../shared/crypto/sealed-box.js';
 import { PostgresSubjectKeyStore } from '../shared/crypto/postgres-subject-key-store.js';
 import { createLogger } from '../shared/logger.js';
-import { rebuildProjections } from '../projections/rebuild.js';
+import { DEFAULT_REBUILD_BATCH_SIZE, rebuildProjections } from '../projections/rebuild.js';
 import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js';
 import { databaseKind, freshDatabase, stopTestDatabases } from '../test/support/database.js';
 import { integerOption } from './command-line-options.js';
@@ -229,7 +229,7 @@ async function main(): Promise<void> {
   const target = integerOption('events', 200_000);
   const seedAt = process.argv.indexOf('--seed-child');
   if (seedAt >= 0) return seedChild(process.argv[seedAt + 1]!, target);
-  const batchSize = integerOption('batch-size', 2000);
+  const batchSize = integerOption('batch-size', DEFAULT_REBUILD_BATCH_SIZE);
   const guard = setTimeout(() => {
     console.error(`bench exceeded ${TIME_LIMIT_MS / 1000}s; stopping`);
     process.exit(2);
