@@ -11,7 +11,7 @@
 // only prepares inputs (codes are made just before their phase: they live 60 s) and prints.
 //
 // The physical floor is measured first, in this process before any child starts: the CPU one RS256
-// signature and one verification take with the service's own token code, hence how many one
+// signature and one verification take with the service's own token code (jose), hence how many one
 // core makes per second. Code exchange and refresh each sign two JWTs (access token and id_token),
 // introspection verifies one, so each figure is printed as a fraction of its floor (req/s against
 // one core of pure crypto), and as the crypto's share of the CPU each request really took (server
@@ -46,7 +46,7 @@ const INTROSPECTED_TOKENS = 64;
 const CODE_LIFETIME_BUDGET_S = 50;
 const FLOOR_MS = 1000;
 
-/** Per phase: RS256 operations per request, and the target for ours. */
+/** Per phase: RS256 operations per request (jose), and the target for ours. */
 const PHASES: readonly { phase: Phase; title: string; target: number; operation: 'sign' | 'verify'; operations: number; floorWhy: string }[] = [
   { phase: 'code', title: 'code exchange', target: 500, operation: 'sign', operations: 2, floorWhy: '2 signatures' },
   { phase: 'refresh', title: 'refresh grant', target: 1000, operation: 'sign', operations: 2, floorWhy: '2 signatures' },
@@ -236,7 +236,7 @@ function printFloor(floor: SigningFloor): void {
     `  ${pad(name, 10)}${fixed(r.cpuMs, 3)} ms CPU each = ${fixed(1000 / r.cpuMs, 0)}/s per core; ` +
     `one at a time ${fixed(r.perSecond, 0)}/s wall clock, ${r.parallel} in flight ${fixed(r.parallelPerSecond, 0)}/s`;
   console.log('');
-  console.log("Signing floor (RS256, 2048-bit key, the service's own mintAccessToken / verifyAccessToken, measured in this run)");
+  console.log("Signing floor (jose, RS256, 2048-bit key, the service's own mintAccessToken / verifyAccessToken, measured in this run)");
   console.log(line('sign', sign));
   console.log(line('verify', verify));
   console.log(
@@ -397,7 +397,7 @@ async function main(): Promise<number> {
     console.log(`  ${pad(server.info.name, 14)}storage: ${server.info.storage}; introspection: ${server.info.introspects}`);
   }
   console.log("  of floor      req/s as a fraction of the floor: one core doing nothing but the phase's RS256 work (sign twice,");
-  console.log("                or verify once). WebCrypto runs RSA on libuv's thread pool, so one process can use both cores (over 100%).");
+  console.log("                or verify once). jose runs RSA on libuv's thread pool, so one process can use both cores (over 100%).");
   console.log('  CPU ms/req    per answered request in the measured window: the server process (all its threads), then the');
   console.log('                PostgreSQL backends of its database and the WAL writer; the us/peer row gives server CPU, and in parentheses');
   console.log('                ours with PostgreSQL against the peer. crypto share: the RS256 work\'s CPU as a part of that CPU');

@@ -1,9 +1,10 @@
-// The physical floor of the token endpoints: how many RS256 signatures (and verifications) the
-// service makes per second, measured with its own code: a key from generateSigningKey (2048-bit
-// RSA, imported as the service imports it), access tokens minted by mintAccessToken (WebCrypto)
-// and verified by verifyAccessToken (jose jwtVerify over the local key set).
+// The physical floor of the token endpoints: how many RS256 signatures (and verifications) jose
+// makes per second, measured with the service's own code: a key from generateSigningKey (2048-bit
+// RSA, imported as the service imports it), access tokens minted by mintAccessToken (jose
+// SignJWT) and verified by verifyAccessToken (jose jwtVerify over the local key set).
 //
-// "One core": one operation at a time, awaited, as one request's signatures are. WebCrypto which runs the RSA operation on libuv's thread pool, so a process with several
+// "One core": one operation at a time, awaited, as one request's signatures are. jose signs with
+// WebCrypto, which runs the RSA operation on libuv's thread pool, so a process with several
 // operations in flight can use more than one core: the parallel figure shows what all cores give.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { generateSigningKey, type ActiveSigningKey } from '../../shared/oauth/signing-keys.js';

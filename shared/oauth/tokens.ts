@@ -4,8 +4,9 @@
 //
 // The header `typ` keeps the two apart (RFC 8725 §3.11): an id_token (typ JWT) is never accepted
 // as an access token, and an access token is never accepted as an id_token_hint.
-import { createHash, randomUUID, webcrypto } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
+  SignJWT,
   compactVerify,
   createLocalJWKSet,
   decodeProtectedHeader,
@@ -89,7 +90,9 @@ export async function mintAccessToken(key: ActiveSigningKey, input: AccessTokenI
     jti: input.jti ?? randomUUID(),
     family_id: input.familyId,
   };
-  const token = await signJwt(key, ACCESS_TOKEN_TYPE, claims);
+  const token = await new SignJWT({ ...claims })
+    .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: ACCESS_TOKEN_TYPE, kid: key.kid })
+    .sign(key.privateKey);
   return { token, expiresIn: exp - iat, claims };
 }
 
@@ -131,20 +134,7 @@ export async function mintIdToken(key: ActiveSigningKey, input: IdTokenInput): P
   if (audiences.length > 1) payload.azp = input.clientId;
   if (input.nonce !== null) payload.nonce = input.nonce;
   if (input.accessToken !== undefined) payload.at_hash = accessTokenHash(input.accessToken);
-  return signJwt(key, ID_TOKEN_TYPE, payload);
-}
-
-/**
- * A compact JWS (RFC 7515 §7.1) of our own claims, RS256, signed by WebCrypto on libuv's thread
- * pool. jose's SignJWT does the same behind checks of claims we build ourselves: signing
- * directly measured 0.05-0.09 ms less CPU per token, a tenth of a refresh grant's two. Tokens
- * are still verified with jose, here and by every client.
- */
-async function signJwt(key: ActiveSigningKey, typ: string, payload: object): Promise<string> {
-  const header = Buffer.from(JSON.stringify({ alg: SIGNING_ALGORITHM, typ, kid: key.kid })).toString('base64url');
-  const input = `${header}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
-  const signature = await webcrypto.subtle.sign('RSASSA-PKCS1-v1_5', key.privateKey, Buffer.from(input, 'ascii'));
-  return `${input}.${Buffer.from(signature).toString('base64url')}`;
+  return new SignJWT(payload).setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: ID_TOKEN_TYPE, kid: key.kid }).sign(key.privateKey);
 }
 
 /** A verification key resolver over a fixed key set (jose createLocalJWKSet). */
