@@ -4,6 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { SubjectKey, SubjectKeyStore } from './subject-keys.js';
 import { batchPerTurn } from '../db/turn-batch.js';
+import { BlockReserve } from '../db/block-reserve.js';
 
 const TABLE = 'subject_keys';
 
@@ -23,8 +24,11 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
   /** Keys created here in the last RECENT_MS, oldest first; destroy() removes a subject's at once. */
   private readonly recent = new Map<string, { subjectId: string; key: Buffer; createdAt: number }>();
   /** Stored keys for new subjects, not handed out yet. Lost on exit: rows nothing refers to. */
-  private readonly ready: Array<SubjectKey & { subjectId: string }> = [];
-  private refilling: Promise<void> | null = null;
+  private readonly ready = new BlockReserve<SubjectKey & { subjectId: string }>(async () => {
+    const block = Array.from({ length: READY_BLOCK }, () => ({ keyId: randomUUID(), subjectId: randomUUID(), key: randomBytes(32) }));
+    await this.insert(block);
+    return block;
+  }, READY_LOW);
 
   constructor(private readonly knex: Knex) {
     this.store = batchPerTurn(async (rows) => {
@@ -36,32 +40,19 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
   async create(subjectId: string): Promise<SubjectKey> {
     const key: SubjectKey = { keyId: randomUUID(), key: randomBytes(32) };
     await this.store({ keyId: key.keyId, subjectId, key: key.key });
-    this.forgetExpired();
-    this.recent.set(key.keyId, { subjectId, key: key.key, createdAt: Date.now() });
+    this.remember(key.keyId, subjectId, key.key);
     return key;
   }
 
   async createForNewSubject(): Promise<SubjectKey & { subjectId: string }> {
-    if (this.ready.length < READY_LOW) void this.refill().catch(() => undefined); // awaited below when empty
-    while (this.ready.length === 0) await this.refill();
-    const next = this.ready.shift()!;
-    this.forgetExpired();
-    this.recent.set(next.keyId, { subjectId: next.subjectId, key: next.key, createdAt: Date.now() });
+    const [next] = (await this.ready.take()) as [SubjectKey & { subjectId: string }];
+    this.remember(next.keyId, next.subjectId, next.key);
     return next;
   }
 
-  /** Stores a block of keys for new subjects; concurrent callers share one statement. */
-  private refill(): Promise<void> {
-    this.refilling ??= (async () => {
-      try {
-        const block = Array.from({ length: READY_BLOCK }, () => ({ keyId: randomUUID(), subjectId: randomUUID(), key: randomBytes(32) }));
-        await this.insert(block);
-        this.ready.push(...block);
-      } finally {
-        this.refilling = null;
-      }
-    })();
-    return this.refilling;
+  private remember(keyId: string, subjectId: string, key: Buffer): void {
+    this.forgetExpired();
+    this.recent.set(keyId, { subjectId, key, createdAt: Date.now() });
   }
 
   private async insert(rows: ReadonlyArray<{ keyId: string; subjectId: string; key: Buffer }>): Promise<void> {
@@ -100,8 +91,7 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
   }
 
   async destroy(subjectId: string): Promise<void> {
-    const unused = this.ready.findIndex((k) => k.subjectId === subjectId);
-    if (unused >= 0) this.ready.splice(unused, 1);
+    this.ready.discard((k) => k.subjectId === subjectId);
     for (const [keyId, entry] of this.recent) if (entry.subjectId === subjectId) this.recent.delete(keyId);
     await this.knex(TABLE).where({ subject_id: subjectId }).delete();
   }

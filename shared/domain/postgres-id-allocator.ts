@@ -3,6 +3,7 @@
 import type { Knex } from 'knex';
 import type { IdAllocator, IdKind } from './id-allocator.js';
 import { batchPerTurn } from '../db/turn-batch.js';
+import { BlockReserve } from '../db/block-reserve.js';
 
 const SEQUENCES: Readonly<Record<IdKind, string>> = {
   organization: 'organization_id_seq',
@@ -31,7 +32,7 @@ export const SERVICE_ID_BLOCKS: IdAllocatorOptions = { blockSizes: { pass: 64 } 
 export class PostgresIdAllocator implements IdAllocator {
   /** The draws of one event-loop turn, of every kind, in one statement. */
   private readonly draw: (request: { sequence: string; count: number }) => Promise<number[]>;
-  private readonly held = new Map<IdKind, { ids: number[]; refilling: Promise<void> | null }>();
+  private readonly held = new Map<IdKind, BlockReserve<number>>();
 
   constructor(
     knex: Knex,
@@ -60,18 +61,7 @@ export class PostgresIdAllocator implements IdAllocator {
     const blockSize = this.options.blockSizes?.[kind] ?? 1;
     if (blockSize <= 1) return this.draw({ sequence, count });
     let held = this.held.get(kind);
-    if (!held) this.held.set(kind, (held = { ids: [], refilling: null }));
-    while (held.ids.length < count) await this.refill(held, sequence, blockSize);
-    const ids = held.ids.splice(0, count);
-    if (held.ids.length < blockSize / 4) void this.refill(held, sequence, blockSize).catch(() => undefined);
-    return ids;
-  }
-
-  /** Draws one more block into `held`; concurrent callers share the draw. */
-  private refill(held: { ids: number[]; refilling: Promise<void> | null }, sequence: string, blockSize: number): Promise<void> {
-    held.refilling ??= this.draw({ sequence, count: blockSize })
-      .then((ids) => void held.ids.push(...ids))
-      .finally(() => (held.refilling = null));
-    return held.refilling;
+    if (!held) this.held.set(kind, (held = new BlockReserve(() => this.draw({ sequence, count: blockSize }), blockSize / 4)));
+    return held.take(count);
   }
 }
