@@ -11,8 +11,11 @@ function escapeText(value: string): string {
   return SPECIAL.test(value) ? value.replace(SPECIAL_ALL, (c) => ESCAPES[c]!) : value;
 }
 
-/** An array as PostgreSQL's literal (`{"a","b"}`), every element quoted so none is read as NULL. */
-function arrayLiteral(values: readonly unknown[]): string {
+/**
+ * An array in PostgreSQL's array input form (`{"a","b"}`), every element quoted so none is read as
+ * NULL or split at a comma; it reads as an array of whatever element type the context asks for.
+ */
+export function arrayText(values: readonly unknown[]): string {
   return `{${values
     .map((v) => (v === null || v === undefined ? 'NULL' : `"${scalarText(v).replace(/[\\"]/g, (c) => `\\${c}`)}"`))
     .join(',')}}`;
@@ -23,7 +26,7 @@ function scalarText(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
   if (typeof value === 'boolean') return value ? 't' : 'f';
   if (value instanceof Date) return value.toISOString();
-  if (Array.isArray(value)) return arrayLiteral(value);
+  if (Array.isArray(value)) return arrayText(value);
   return JSON.stringify(value); // a json or jsonb column
 }
 

@@ -23,11 +23,11 @@ import {
   type RecordedEvent,
   type Subscription,
 } from '../shared/event-store/event-store.js';
-import { keysOf, keyString, PoisonEventError, projectBatch, type AnyProjection, type ProjectionEvent, type RowKey, type StoredRow } from './projection.js';
+import { keysOf, PoisonEventError, projectBatch, type AnyProjection, type ProjectionEvent, type StoredRow } from './projection.js';
 import { ALL_PROJECTIONS } from './all-projections.js';
 import { CHECKPOINT_COLUMNS, ensureReadModels, toCheckpoint, type CheckpointRecord } from './generation-tables.js';
 import { GuestDataError, openGuestData } from './guest-data.js';
-import { ProjectionWriteError, TableWriter } from './table-writer.js';
+import { arrayLiteral, ProjectionWriteError, rowsByKey, TableWriter } from './table-writer.js';
 import { encodeProgress, PROGRESS_CHANNEL, ROWS_CHANGED_CHANNEL, type ProjectionProgress } from './progress-channel.js';
 import { CheckpointMissing, errorMessage, isDeterministic } from './errors.js';
 import { rebuildProjections } from './rebuild.js';
@@ -318,7 +318,7 @@ export class ProjectionRunner {
       const keys = live.map((t) => keysOf(t.projection, opened));
       // Loaded together with the locks from the table each projection wrote last time.
       const guessed = live.map((t, i) => (t.tableName !== null && keys[i]!.length > 0 ? t.tableName : null));
-      const names = pg.escapeLiteral(`{${live.map((t) => `"${t.projection.name}"`).join(',')}}`);
+      const names = arrayLiteral(live.map((t) => t.projection.name));
       open = true;
       const first = (await client.query(
         [
@@ -356,7 +356,7 @@ export class ProjectionRunner {
         if (unseen.length > 0 && keys[i]!.length > 0) {
           const loaded =
             loadedRows && guessed[i] === checkpoint.tableName
-              ? new Map(loadedRows.map((row) => [keyString(row[t.projection.keyColumn] as RowKey), row]))
+              ? rowsByKey(t.projection, loadedRows)
               : await this.writer.load(client, t.projection, checkpoint.tableName, keys[i]!, unseen);
           const changes = projectBatch(t.projection, loaded, unseen);
           const own = await this.writer.saveStatements(client, this.writer.prepare(t.projection, checkpoint.tableName, changes, unseen));
@@ -380,7 +380,7 @@ export class ProjectionRunner {
       }
       if (moved.length > 0) {
         // Every moved checkpoint goes to the batch's last position; one statement moves them and notifies.
-        const movedNames = pg.escapeLiteral(`{${moved.map((m) => `"${m.name}"`).join(',')}}`);
+        const movedNames = arrayLiteral(moved.map((m) => m.name));
         statements.push(
           `WITH moved AS (
              UPDATE projection_checkpoints SET position_commit = '${last.commit}', position_prepare = '${last.prepare}',

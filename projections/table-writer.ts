@@ -17,7 +17,7 @@ import {
   type StoredRow,
 } from './projection.js';
 import { quoteIdent, tableColumns } from './generation-tables.js';
-import { copyText } from './copy-text.js';
+import { arrayText, copyText } from './copy-text.js';
 
 export interface WriteResult {
   /** Events that changed a row. */
@@ -84,7 +84,7 @@ export class TableWriter {
         `SELECT * FROM ${quoteIdent(table)} WHERE ${quoteIdent(projection.keyColumn)} = ANY($1)`,
         [keys],
       );
-      return new Map(rows.map((row) => [keyString(row[projection.keyColumn] as RowKey), row]));
+      return rowsByKey(projection, rows);
     } catch (error) {
       throw tagged(projection.name, events[0]?.id, events.at(-1)?.id, error);
     }
@@ -196,15 +196,14 @@ export class TableWriter {
 
 const JSON_PARAMETER = '$1::json';
 
-/**
- * An array of keys as an untyped literal (`'{1,2}'`, `'{"a","b"}'`): PostgreSQL reads it as an
- * array of the key column's type. Text elements are quoted and escaped; the whole is escaped again.
- */
-export function arrayLiteral(keys: readonly RowKey[]): string {
-  const elements = keys.map((key) =>
-    typeof key === 'number' && Number.isSafeInteger(key) ? String(key) : `"${String(key).replace(/[\\"]/g, (c) => `\\${c}`)}"`,
-  );
-  return pg.escapeLiteral(`{${elements.join(',')}}`);
+/** Loaded rows by keyString of their key, as projectBatch takes them. */
+export function rowsByKey(projection: AnyProjection, rows: readonly StoredRow[]): Map<string, StoredRow> {
+  return new Map(rows.map((row) => [keyString(row[projection.keyColumn] as RowKey), row]));
+}
+
+/** Values as an untyped SQL literal of an array (`'{"1","2"}'`): PostgreSQL reads it as the column's array type. */
+export function arrayLiteral(values: readonly unknown[]): string {
+  return pg.escapeLiteral(arrayText(values));
 }
 
 function tagged(projection: string, first: string | undefined, last: string | undefined, error: unknown): ProjectionWriteError {

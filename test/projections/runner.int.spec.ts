@@ -41,6 +41,22 @@ async function expectExact(knex: Knex, expected: { passes: number; revoked: numb
   }
 }
 
+/** A test projection of one column, the id of each created pass; `overrides` make it fail. */
+function passIdProjection(name: string, overrides: Partial<Projection<{ pass_id: number }>>): Projection<{ pass_id: number }> {
+  return {
+    name,
+    version: 1,
+    handles: ['PassCreated'],
+    keyColumn: 'pass_id',
+    keyOf: (e) => (e.type === 'PassCreated' ? e.data.passId : null),
+    apply: (_row, e) => (e.type === 'PassCreated' ? { pass_id: e.data.passId } : undefined),
+    createTable: async (knex, table) => {
+      await knex.raw('CREATE TABLE ?? (pass_id bigint PRIMARY KEY)', [table]);
+    },
+    ...overrides,
+  };
+}
+
 describe('projection runner (real PostgreSQL event store)', function () {
   this.timeout(60_000);
   let db: TestDb;
@@ -212,23 +228,12 @@ describe('projection runner (real PostgreSQL event store)', function () {
   it('stops a projection loudly at a poison event, with the event id, and keeps the others going', async () => {
     const lines: string[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
-    interface FragileRow {
-      pass_id: number;
-    }
-    const fragile: Projection<FragileRow> = {
-      name: 'fragile',
-      version: 1,
-      handles: ['PassCreated'],
-      keyColumn: 'pass_id',
-      keyOf: (e) => (e.type === 'PassCreated' ? e.data.passId : null),
+    const fragile = passIdProjection('fragile', {
       apply: (_row, e) => {
         if (e.type === 'PassCreated' && e.data.passId === 3) throw new Error('cannot project pass 3');
         return e.type === 'PassCreated' ? { pass_id: e.data.passId } : undefined;
       },
-      createTable: async (knex, table) => {
-        await knex.raw('CREATE TABLE ?? (pass_id bigint PRIMARY KEY)', [table]);
-      },
-    };
+    });
     await db.log.organization(1);
     await db.log.passes(1, 2);
     await db.log.passes(1, 2);
@@ -249,20 +254,11 @@ describe('projection runner (real PostgreSQL event store)', function () {
   });
 
   it('stops only the projection whose rows the database refuses, naming it, and keeps the others going', async () => {
-    interface BrittleRow {
-      pass_id: number;
-    }
-    const brittle: Projection<BrittleRow> = {
-      name: 'brittle',
-      version: 1,
-      handles: ['PassCreated'],
-      keyColumn: 'pass_id',
-      keyOf: (e) => (e.type === 'PassCreated' ? e.data.passId : null),
-      apply: (_row, e) => (e.type === 'PassCreated' ? { pass_id: e.data.passId } : undefined),
+    const brittle = passIdProjection('brittle', {
       createTable: async (knex, table) => {
         await knex.raw('CREATE TABLE ?? (pass_id bigint PRIMARY KEY CHECK (pass_id <> 3))', [table]);
       },
-    };
+    });
     await db.log.organization(1);
     await db.log.passes(1, 4);
     // Every projection's writes of a batch go out in one query, which cannot say whose statement
