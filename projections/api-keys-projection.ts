@@ -61,8 +61,6 @@ export const apiKeysProjection: Projection<ApiKeyRow> = {
     );
   },
 
-  async createIndexes(knex: Knex, table: string) {
-    // Every API request authenticates by this lookup.
-    await knex.raw('CREATE UNIQUE INDEX ?? ON ?? (key_hash)', [`${table}_key_hash_key`, table]);
-  },
+  // Every API request authenticates by this lookup.
+  indexes: [{ suffix: 'key_hash_key', unique: true, on: '(key_hash)' }],
 };

@@ -63,7 +63,5 @@ export const facilitiesProjection: Projection<FacilityRow> = {
     );
   },
 
-  async createIndexes(knex: Knex, table: string) {
-    await knex.raw('CREATE INDEX ?? ON ?? (org_id, facility_id)', [`${table}_org_idx`, table]);
-  },
+  indexes: [{ suffix: 'org_idx', on: '(org_id, facility_id)' }],
 };

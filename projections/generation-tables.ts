@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import { START, type Position } from '../shared/event-store/event-store.js';
-import { POSITION_COLUMNS, type AnyProjection } from './projection.js';
+import { POSITION_COLUMNS, type AnyProjection, type SecondaryIndex } from './projection.js';
 
 export interface Checkpoint {
   readonly name: string;
@@ -69,18 +69,37 @@ export async function createGenerationTable(
     await trx.raw('DROP TABLE IF EXISTS ??', [table]);
     await projection.createTable(trx, table);
     await trx.raw('ALTER TABLE ?? ADD COLUMN _commit numeric NOT NULL, ADD COLUMN _prepare numeric NOT NULL', [table]);
-    if (options.indexes) await projection.createIndexes?.(trx, table);
+    if (options.indexes) for (const index of projection.indexes ?? []) await trx.raw(indexStatement(table, index, 'CONCURRENTLY '));
   });
   return table;
 }
 
+function indexStatement(table: string, index: SecondaryIndex, how: '' | 'CONCURRENTLY '): string {
+  return `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${how}${quoteIdent(`${table}_${index.suffix}`)} ON ${quoteIdent(table)} ${index.on}`;
+}
+
 /**
- * Builds a table's secondary indexes over the rows already in it. `knex` is the pool, not a
- * transaction: a projection may build its indexes side by side (CREATE INDEX statements on one
- * table do not block each other), each on a connection of its own.
+ * Builds a rebuilt table's secondary indexes over the rows already in it. CONCURRENTLY, because
+ * a plain CREATE INDEX holds a transaction id for the whole build, and the event store shows no
+ * event written after that transaction began until it ends (readers stop at the oldest running
+ * transaction): every reader of the log, the live runner included, would stand still for the
+ * build. One at a time: concurrent builds on one table deadlock, and on different tables they
+ * wait for each other's snapshots. Resumable: an index an interrupted build left valid is kept,
+ * an invalid one (a failed concurrent build) is dropped and built again.
  */
 export async function createIndexes(knex: Knex, projection: AnyProjection, table: string): Promise<void> {
-  await projection.createIndexes?.(knex, table);
+  const { rows } = await knex.raw<{ rows: Array<{ name: string; valid: boolean }> }>(
+    `SELECT c.relname::text AS name, i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+     WHERE i.indrelid = to_regclass(?)`,
+    [quoteIdent(table)],
+  );
+  const existing = new Map(rows.map((r) => [r.name, r.valid]));
+  for (const index of projection.indexes ?? []) {
+    const name = `${table}_${index.suffix}`;
+    if (existing.get(name) === true) continue;
+    if (existing.has(name)) await knex.raw(`DROP INDEX IF EXISTS ${quoteIdent(name)}`);
+    await knex.raw(indexStatement(table, index, 'CONCURRENTLY '));
+  }
 }
 
 /** The table's columns in order, from the catalogue. */

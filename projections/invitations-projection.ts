@@ -43,8 +43,8 @@ export const invitationsProjection: Projection<InvitationRow> = {
     );
   },
 
-  async createIndexes(knex: Knex, table: string) {
-    await knex.raw('CREATE INDEX ?? ON ?? (email)', [`${table}_email_idx`, table]);
-    await knex.raw('CREATE INDEX ?? ON ?? (user_id)', [`${table}_user_idx`, table]);
-  },
+  indexes: [
+    { suffix: 'email_idx', on: '(email)' },
+    { suffix: 'user_idx', on: '(user_id)' },
+  ],
 };

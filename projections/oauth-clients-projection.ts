@@ -58,7 +58,5 @@ export const oauthClientsProjection: Projection<OAuthClientRow> = {
     );
   },
 
-  async createIndexes(knex: Knex, table: string) {
-    await knex.raw('CREATE INDEX ?? ON ?? (org_id, created_at)', [`${table}_org_idx`, table]);
-  },
+  indexes: [{ suffix: 'org_idx', on: '(org_id, created_at)' }],
 };

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import type { PassListRow } from '../shared/db/read-models.js';
 import { READ_MODELS } from '../shared/db/read-models.js';
-import { runSideBySide, searchText, type Projection, type ProjectionEvent } from './projection.js';
+import { searchText, type Projection, type ProjectionEvent } from './projection.js';
 
 export const passListProjection: Projection<PassListRow> = {
   name: READ_MODELS.passList,
@@ -89,15 +89,12 @@ export const passListProjection: Projection<PassListRow> = {
     );
   },
 
-  async createIndexes(knex: Knex, table: string) {
-    // Side by side on a rebuild: the trigram index alone takes most of the time.
-    await runSideBySide(knex, [
-      (k) => k.raw('CREATE UNIQUE INDEX ?? ON ?? (public_id)', [`${table}_public_id_key`, table]),
-      // Keyset pagination, newest first with the id as tie-breaker: organization-wide and per creator.
-      (k) => k.raw('CREATE INDEX ?? ON ?? (org_id, created_at DESC, pass_id DESC)', [`${table}_org_created_idx`, table]),
-      (k) => k.raw('CREATE INDEX ?? ON ?? (org_id, created_by, created_at DESC, pass_id DESC)', [`${table}_org_creator_created_idx`, table]),
-      // Substring search (ILIKE '%term%') on names, email and phone; pg_trgm comes from migration 003.
-      (k) => k.raw('CREATE INDEX ?? ON ?? USING gin (search_text gin_trgm_ops)', [`${table}_search_trgm_idx`, table]),
-    ]);
-  },
+  indexes: [
+    { suffix: 'public_id_key', unique: true, on: '(public_id)' },
+    // Keyset pagination, newest first with the id as tie-breaker: organization-wide and per creator.
+    { suffix: 'org_created_idx', on: '(org_id, created_at DESC, pass_id DESC)' },
+    { suffix: 'org_creator_created_idx', on: '(org_id, created_by, created_at DESC, pass_id DESC)' },
+    // Substring search (ILIKE '%term%') on names, email and phone; pg_trgm comes from migration 003.
+    { suffix: 'search_trgm_idx', on: 'USING gin (search_text gin_trgm_ops)' },
+  ],
 };

@@ -42,11 +42,19 @@ export interface Projection<Row extends object = object> {
    */
   createTable(knex: Knex, tableName: string): Promise<void>;
   /**
-   * Creates the secondary indexes queries need. A fresh table gets them at once; a rebuild
-   * creates them after its bulk replay, since building an index over loaded rows is several
-   * times faster than maintaining it row by row (a trigram GIN index above all).
+   * The secondary indexes queries need. A fresh table gets them at once; a rebuild builds them
+   * after its bulk replay, since building an index over loaded rows is several times faster than
+   * maintaining it row by row (a trigram GIN index above all).
    */
-  createIndexes?(knex: Knex, tableName: string): Promise<void>;
+  readonly indexes?: readonly SecondaryIndex[];
+}
+
+/** A secondary index of a generation table, named `{table}_{suffix}`. */
+export interface SecondaryIndex {
+  readonly suffix: string;
+  readonly unique?: boolean;
+  /** What follows `ON table`: `(columns)` or `USING method (...)`. */
+  readonly on: string;
 }
 
 // Projections differ in row type; collections of them are typed loosely on the row.
@@ -187,19 +195,6 @@ function safeKeyOf(projection: AnyProjection, event: ProjectionEvent): RowKey | 
     return projection.keyOf(event);
   } catch (error) {
     throw new PoisonEventError(projection.name, event.id, event.type, event.position, error);
-  }
-}
-
-/**
- * Runs independent DDL statements (a table's CREATE INDEX statements): side by side on a pool,
- * where each takes a connection of its own; one after the other in a transaction, whose single
- * connection cannot run two statements at once.
- */
-export async function runSideBySide(knex: Knex, statements: ReadonlyArray<(knex: Knex) => PromiseLike<unknown>>): Promise<void> {
-  if ((knex as Knex.Transaction).isTransaction) {
-    for (const statement of statements) await statement(knex);
-  } else {
-    await Promise.all(statements.map((statement) => statement(knex)));
   }
 }
 

@@ -338,19 +338,15 @@ class Replay {
     });
   }
 
-  /** Every target's secondary indexes, side by side (one connection each). */
+  /** Every target's secondary indexes, one build at a time (see createIndexes). */
   private async buildIndexes(position: Position): Promise<void> {
     this.throwIfAborted();
     this.report('indexing', position);
-    await Promise.all(
-      this.targets
-        .filter((t) => !t.indexed)
-        .map(async (target) => {
-          await createIndexes(this.deps.knex, target.projection, target.table);
-          await this.deps.knex.raw('UPDATE projection_rebuilds SET indexed = true, updated_at = now() WHERE name = ?', [target.projection.name]);
-          target.indexed = true;
-        }),
-    );
+    for (const target of this.targets.filter((t) => !t.indexed)) {
+      await createIndexes(this.deps.knex, target.projection, target.table);
+      await this.deps.knex.raw('UPDATE projection_rebuilds SET indexed = true, updated_at = now() WHERE name = ?', [target.projection.name]);
+      target.indexed = true;
+    }
   }
 
   /**

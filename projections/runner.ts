@@ -320,16 +320,23 @@ export class ProjectionRunner {
       const guessed = live.map((t, i) => (t.tableName !== null && keys[i]!.length > 0 ? t.tableName : null));
       const names = arrayLiteral(live.map((t) => t.projection.name));
       open = true;
-      const first = (await client.query(
-        [
-          // A lost commit after a server crash loses rows and checkpoint together and is simply
-          // projected again, so durability can wait for the next WAL flush: much cheaper per batch.
-          'BEGIN',
-          'SET LOCAL synchronous_commit = off',
-          `SELECT ${CHECKPOINT_COLUMNS} FROM projection_checkpoints WHERE name = ANY(${names}) ORDER BY name FOR UPDATE`,
-          ...live.flatMap((t, i) => (guessed[i] ? [this.writer.loadStatement(t.projection, guessed[i]!, keys[i]!)] : [])),
-        ].join(';\n'),
-      )) as unknown as pg.QueryResult[];
+      const first = (await client
+        .query(
+          [
+            // A lost commit after a server crash loses rows and checkpoint together and is simply
+            // projected again, so durability can wait for the next WAL flush: much cheaper per batch.
+            'BEGIN',
+            'SET LOCAL synchronous_commit = off',
+            `SELECT ${CHECKPOINT_COLUMNS} FROM projection_checkpoints WHERE name = ANY(${names}) ORDER BY name FOR UPDATE`,
+            ...live.flatMap((t, i) => (guessed[i] ? [this.writer.loadStatement(t.projection, guessed[i]!, keys[i]!)] : [])),
+          ].join(';\n'),
+        )
+        .catch((error: unknown) => {
+          // A guessed table may be gone (a rebuild switched away from it and dropped it): the
+          // retry loads from the tables the checkpoints name instead of guessing again.
+          for (const t of live) t.tableName = null;
+          throw error;
+        })) as unknown as pg.QueryResult[];
       const checkpoints = new Map((first[2]!.rows as CheckpointRecord[]).map((r) => [r.name, toCheckpoint(r)]));
       let loadResult = 3;
       const reached = new Map<string, Position>();

@@ -69,9 +69,9 @@ export const usersProjection: Projection<UserRow> = {
     );
   },
 
-  async createIndexes(knex: Knex, table: string) {
-    // Sign-in looks users up by email (case-insensitively); the member directory lists by organization.
-    await knex.raw('CREATE INDEX ?? ON ?? (lower(email))', [`${table}_email_idx`, table]);
-    await knex.raw('CREATE INDEX ?? ON ?? (org_id, created_at DESC, user_id DESC)', [`${table}_org_created_idx`, table]);
-  },
+  // Sign-in looks users up by email (case-insensitively); the member directory lists by organization.
+  indexes: [
+    { suffix: 'email_idx', on: '(lower(email))' },
+    { suffix: 'org_created_idx', on: '(org_id, created_at DESC, user_id DESC)' },
+  ],
 };

@@ -437,6 +437,19 @@ describe('projection runner (real PostgreSQL event store)', function () {
       expect(await snapshot()).to.deep.equal(live);
     });
 
+    it('keeps following after a rebuild switched away from, and dropped, the table it wrote last while it was idle', async () => {
+      await db.log.organization(1);
+      for (let i = 0; i < 3; i++) await db.log.passes(1, 2);
+      await started(new ProjectionRunner(depsOf(db)));
+      await waitForCheckpoints(db.knex, db.log.last);
+      await rebuildProjection('pass_list', depsOf(db)); // drops pass_list_g1, where the idle runner wrote last
+      expect(await count(db.knex, "SELECT count(*) AS n FROM pg_tables WHERE tablename = 'pass_list_g1'")).to.equal(0);
+
+      await db.log.passes(1, 2);
+      await waitForCheckpoints(db.knex, db.log.last, 10_000);
+      expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(8);
+    });
+
     it('resumes an interrupted rebuild from its own checkpoint', async () => {
       await db.log.organization(1);
       for (let i = 0; i < 30; i++) await db.log.passes(1, 2);
@@ -462,6 +475,92 @@ describe('projection runner (real PostgreSQL event store)', function () {
       expect(events).to.equal((await db.store.readAll()).length - 10); // the resumed replay skipped the first page
       expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(60);
       expect((await checkpoints(db.knex)).find((c) => c.name === 'pass_list')).to.include({ generation: 2, table_name: 'pass_list_g2' });
+    });
+
+    /** A pass_list rebuild stopped after its first page: its table pass_list_g2 is there, unindexed. */
+    async function interruptedPassListRebuild(): Promise<void> {
+      const abort = new AbortController();
+      const stopped = rebuildProjection('pass_list', depsOf(db), { batchSize: 10, signal: abort.signal, onProgress: () => abort.abort() });
+      await stopped.then(
+        () => expect.fail('the rebuild was to be interrupted'),
+        (e: unknown) => expect(String(e)).to.match(/aborted/),
+      );
+    }
+
+    async function indexesOf(table: string): Promise<Array<{ name: string; valid: boolean; def: string }>> {
+      const { rows } = await db.knex.raw(
+        `SELECT c.relname AS name, i.indisvalid AS valid, pg_get_indexdef(i.indexrelid) AS def FROM pg_index i
+         JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = ?::regclass AND NOT i.indisprimary ORDER BY 1`,
+        [table],
+      );
+      return rows;
+    }
+
+    it('builds its indexes without holding back the log: events appended meanwhile are read at once', async () => {
+      await db.log.organization(1);
+      for (let i = 0; i < 10; i++) await db.log.passes(1, 2);
+      await started(new ProjectionRunner(depsOf(db)));
+      await waitForCheckpoints(db.knex, db.log.last);
+      await interruptedPassListRebuild();
+
+      // A writer's lock on the new table holds the index build at its start, wherever that is.
+      const blocker = createKnex(db.url, { max: 1 });
+      const held = await blocker.transaction();
+      let rebuild: Promise<unknown> = Promise.resolve();
+      try {
+        await held.raw('LOCK TABLE pass_list_g2 IN ROW EXCLUSIVE MODE');
+        rebuild = rebuildProjection('pass_list', depsOf(db), { batchSize: 10 });
+        rebuild.catch(() => undefined);
+        let building = false;
+        for (let i = 0; i < 200 && !building; i++) {
+          const { rows } = await db.knex.raw(
+            "SELECT command FROM pg_stat_progress_create_index WHERE relid = 'pass_list_g2'::regclass AND command = 'CREATE INDEX CONCURRENTLY'",
+          );
+          building = rows.length > 0;
+          if (!building) await new Promise((r) => setTimeout(r, 25));
+        }
+        expect(building, 'an index build of pass_list_g2 under way').to.equal(true);
+
+        // While it is under way, a new event reaches the live read model (readers see it).
+        await db.log.passes(1, 1);
+        await waitForCheckpoints(db.knex, db.log.last, 10_000);
+        expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(21);
+
+        await held.commit();
+        await rebuild;
+      } finally {
+        if (!held.isCompleted()) await held.rollback();
+        await rebuild.catch(() => undefined);
+        await blocker.destroy();
+      }
+      expect((await indexesOf('pass_list_g2')).map((i) => i.valid)).to.deep.equal([true, true, true, true]);
+      expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(21);
+    });
+
+    it('resumes after an interrupted index build: keeps the valid indexes, builds the failed one again', async () => {
+      await db.log.organization(1);
+      for (let i = 0; i < 10; i++) await db.log.passes(1, 2);
+      await interruptedPassListRebuild();
+      // As a crash in the index phase leaves them: one index built, one failed concurrent build (invalid).
+      await db.knex.raw('CREATE UNIQUE INDEX pass_list_g2_public_id_key ON pass_list_g2 (public_id)');
+      await db.knex
+        .raw('CREATE UNIQUE INDEX CONCURRENTLY pass_list_g2_org_created_idx ON pass_list_g2 (org_id)')
+        .then(() => expect.fail('a unique index over one organization fails'), () => undefined);
+      expect((await indexesOf('pass_list_g2')).map((i) => [i.name, i.valid])).to.deep.equal([
+        ['pass_list_g2_org_created_idx', false],
+        ['pass_list_g2_public_id_key', true],
+      ]);
+
+      await rebuildProjection('pass_list', depsOf(db), { batchSize: 10 });
+      const indexes = await indexesOf('pass_list_g2');
+      expect(indexes.map((i) => [i.name, i.valid])).to.deep.equal([
+        ['pass_list_g2_org_created_idx', true],
+        ['pass_list_g2_org_creator_created_idx', true],
+        ['pass_list_g2_public_id_key', true],
+        ['pass_list_g2_search_trgm_idx', true],
+      ]);
+      expect(indexes[0]!.def).to.include('(org_id, created_at DESC, pass_id DESC)');
+      expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(20);
     });
 
     it('refuses a second rebuild of the same projection while one runs', async () => {
