@@ -82,6 +82,8 @@ FROM (SELECT 1) AS one LEFT JOIN last ON true`;
 // The same for several streams at once (group commit): one head per stream, each checked against
 // its own expectation; rows only for the streams whose check passed. A concurrent writer makes
 // the whole statement fail on the (stream_name, stream_position) key, and nothing is written.
+// Rows go in stream-name order, so two statements touching the same streams wait for each other
+// in one order and never deadlock.
 const APPEND_MANY_SQL = `
 WITH req AS (
   SELECT r.ord::int AS request, r.value->>'stream' AS stream_name, r.value->>'kind' AS kind,
@@ -97,7 +99,7 @@ WITH req AS (
   SELECT a.stream_name, coalesce(a.revision, -1) + e.ord::int,
          (e.value->>'id')::uuid, e.value->>'type', e.value->'data', e.value->'metadata'
   FROM allowed a, jsonb_array_elements(a.events) WITH ORDINALITY AS e(value, ord)
-  ORDER BY a.request, e.ord
+  ORDER BY a.stream_name, e.ord
   RETURNING stream_name, stream_position, global_position, transaction_id
 ), last AS (
   SELECT DISTINCT ON (stream_name) stream_name, stream_position, global_position, transaction_id
@@ -227,13 +229,10 @@ export class PostgresEventStore implements EventStore {
       let rows: MultiAppendRow[] | null = null;
       try {
         ({ rows } = await this.pool.query<MultiAppendRow>({ name: 'event-store-append-many', text: APPEND_MANY_SQL, values: [multiPayload(together)] }));
-      } catch (error) {
-        // A concurrent writer (or a retried event id) aborted the whole statement: nothing was
-        // written, so each append is simply made alone and gets its precise outcome there.
-        if (!isUniqueViolation(error)) {
-          for (const r of together) r.reject(error);
-          rows = [];
-        }
+      } catch {
+        // Nothing was written: a concurrent writer, a retried event id, or one append's data the
+        // server refuses aborts the whole statement. Each append is made alone and gets its own
+        // outcome there, so no append fails for another's sake.
       }
       if (rows === null) {
         alone.unshift(...together);

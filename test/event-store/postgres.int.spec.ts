@@ -275,6 +275,46 @@ describe(`PostgreSQL event store (${databaseKind()} server)`, function () {
     });
   });
 
+  describe('appends made together (one statement)', () => {
+    it('fail one by one: data the server refuses fails only its own append', async () => {
+      const store = createPostgresEventStore(url);
+      try {
+        const streams = [uniqueStream(), uniqueStream(), uniqueStream()];
+        const outcomes = await Promise.allSettled([
+          store.appendToStream(streams[0]!, [newEvent()], 'no_stream'),
+          store.appendToStream(streams[1]!, [newEvent('ThingHappened', { text: 'nul\u0000' })], 'no_stream'), // jsonb holds no NUL
+          store.appendToStream(streams[2]!, [newEvent()], 'no_stream'),
+        ]);
+        expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+        expect((await store.readStream(streams[0]!)).length).to.equal(1);
+        expect((await store.readStream(streams[1]!)).length).to.equal(0);
+        expect((await store.readStream(streams[2]!)).length).to.equal(1);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('never deadlock when two processes append to the same streams in opposite orders', async () => {
+      const [one, two] = [createPostgresEventStore(url), createPostgresEventStore(url)];
+      try {
+        const failures: unknown[] = [];
+        for (let i = 0; i < 150; i++) {
+          const [a, b] = [uniqueStream(), uniqueStream()];
+          const outcomes = await Promise.allSettled([
+            one.appendToStream(a, [newEvent()], 'any'),
+            one.appendToStream(b, [newEvent()], 'any'),
+            two.appendToStream(b, [newEvent()], 'any'),
+            two.appendToStream(a, [newEvent()], 'any'),
+          ]);
+          for (const o of outcomes) if (o.status === 'rejected') failures.push(o.reason);
+        }
+        expect(failures.map(String)).to.deep.equal([]);
+      } finally {
+        await Promise.all([one.close(), two.close()]);
+      }
+    });
+  });
+
   describe('positions and numbers', () => {
     it('keeps positions exact as bigint whatever int8 parser the process installed', async () => {
       // shared/db/knex.ts parses int8 as numbers; positions must not depend on it.
