@@ -12,6 +12,7 @@ import { apiKeyDecider } from '../../shared/domain/api-key-decider.js';
 import { hasRole, userDecider, userInOrg } from '../../shared/domain/user-decider.js';
 import { parseIsoInstant } from '../../shared/domain/iso-time.js';
 import { ConflictError, ValidationError } from '../../shared/errors.js';
+import { READ_MODELS } from '../../shared/db/read-models.js';
 
 
 export interface CreateApiKeyInput {
@@ -74,6 +75,6 @@ export async function createApiKey(deps: CommandDeps, input: CreateApiKeyInput, 
     },
     ctx,
   );
-  await deps.watermark.waitFor(result.position, deps.projectionWaitMs);
+  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.apiKeys]);
   return { keyId, apiKey, position: result.position };
 }

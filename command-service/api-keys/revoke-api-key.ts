@@ -7,6 +7,7 @@ import type { Position } from '../../shared/event-store/event-store.js';
 import { streams } from '../../shared/domain/events.js';
 import { apiKeyDecider } from '../../shared/domain/api-key-decider.js';
 import { NotFoundError } from '../../shared/errors.js';
+import { READ_MODELS } from '../../shared/db/read-models.js';
 
 /** Key ids are `key_` + hex; anything else cannot name a key (and must not become a stream name). */
 const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -27,6 +28,6 @@ export async function revokeApiKey(
   if (!KEY_ID.test(keyId)) throw new NotFoundError(`API key ${keyId} not found`);
   const result = await deps.handler.handle(streams.apiKey(keyId), apiKeyDecider, { type: 'RevokeApiKey', data: { keyId, orgId } }, ctx);
   const revoked = result.events.length > 0;
-  if (revoked) await deps.watermark.waitFor(result.position, deps.projectionWaitMs);
+  if (revoked) await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.apiKeys]);
   return { revoked, position: result.position };
 }

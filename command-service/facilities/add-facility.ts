@@ -6,6 +6,7 @@ import { streams } from '../../shared/domain/events.js';
 import { facilityDecider } from '../../shared/domain/facility-decider.js';
 import { organizationDecider } from '../../shared/domain/organization-decider.js';
 import { NotFoundError } from '../../shared/errors.js';
+import { READ_MODELS } from '../../shared/db/read-models.js';
 
 export interface AddFacilityInput {
   readonly orgId: number;
@@ -28,6 +29,6 @@ export async function addFacility(
     { type: 'AddFacility', data: { facilityId, orgId, name, description: description ?? null } },
     ctx,
   );
-  await deps.watermark.waitFor(result.position, deps.projectionWaitMs);
+  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.facilities]);
   return { facilityId, position: result.position };
 }

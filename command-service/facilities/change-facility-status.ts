@@ -11,6 +11,7 @@ import type { CommandContext } from '../../shared/event-store/command-handler.js
 import type { Position } from '../../shared/event-store/event-store.js';
 import { streams } from '../../shared/domain/events.js';
 import { facilityDecider } from '../../shared/domain/facility-decider.js';
+import { READ_MODELS } from '../../shared/db/read-models.js';
 
 export interface FacilityStatusInput {
   readonly facilityId: number;
@@ -34,7 +35,7 @@ async function changeFacilityStatus(
 ): Promise<FacilityStatusResult> {
   const result = await deps.handler.handle(streams.facility(facilityId), facilityDecider, { type, data: { facilityId, orgId } }, ctx);
   const changed = result.events.length > 0;
-  if (changed) await deps.watermark.waitFor(result.position, deps.projectionWaitMs);
+  if (changed) await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.facilities]);
   return { changed, position: result.position };
 }
 

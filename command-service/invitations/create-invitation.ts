@@ -49,6 +49,6 @@ export async function createInvitation(deps: CommandDeps, input: CreateInvitatio
     ctx,
   );
   const created = result.events[0]!.data;
-  await deps.watermark.waitFor(result.position, deps.projectionWaitMs);
+  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.invitations]);
   return { inviteId, email: created.email, userId: created.userId, role: created.role as Role | null, position: result.position };
 }

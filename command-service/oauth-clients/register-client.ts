@@ -10,6 +10,7 @@ import { newClientId, oauthClientDecider } from '../../shared/oauth/client-decid
 import { oauthStreams, type OAuthClientType } from '../../shared/oauth/oauth-events.js';
 import { newClientSecret } from '../../shared/oauth/opaque-credentials.js';
 import { DEFAULT_SCOPES } from '../../shared/oauth/scopes.js';
+import { READ_MODELS } from '../../shared/db/read-models.js';
 
 export interface RegisterClientInput {
   readonly orgId: number;
@@ -51,12 +52,12 @@ export async function registerClient(deps: CommandDeps, input: RegisterClientInp
     },
     ctx,
   );
-  await deps.watermark.waitFor(result.position, deps.projectionWaitMs);
+  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.oauthClients]);
   return { clientId, clientSecret: secret?.value ?? null, position: result.position };
 }
 
 export async function deleteClient(deps: CommandDeps, input: { orgId: number; clientId: string }, ctx: CommandContext): Promise<{ position: Position }> {
   const result = await deps.handler.handle(oauthStreams.clients(input.orgId), oauthClientDecider, { type: 'DeleteOAuthClient', data: input }, ctx);
-  await deps.watermark.waitFor(result.position, deps.projectionWaitMs);
+  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.oauthClients]);
   return { position: result.position };
 }

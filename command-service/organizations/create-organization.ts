@@ -4,6 +4,7 @@ import type { CommandContext } from '../../shared/event-store/command-handler.js
 import type { Position } from '../../shared/event-store/event-store.js';
 import { streams } from '../../shared/domain/events.js';
 import { organizationDecider } from '../../shared/domain/organization-decider.js';
+import { READ_MODELS } from '../../shared/db/read-models.js';
 
 export interface CreateOrganizationInput {
   readonly name: string;
@@ -24,6 +25,6 @@ export async function createOrganization(
     { type: 'CreateOrganization', data: { orgId, name: input.name, inviteAllowance: input.inviteAllowance } },
     ctx,
   );
-  await deps.watermark.waitFor(result.position, deps.projectionWaitMs);
+  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.organizations]);
   return { orgId, position: result.position };
 }

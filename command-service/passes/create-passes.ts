@@ -17,6 +17,7 @@ import { userDecider, userInOrg } from '../../shared/domain/user-decider.js';
 import type { CreatePassInput } from '../../shared/domain/pass-request.js';
 import { seal } from '../../shared/crypto/sealed-box.js';
 import { DomainError, NotFoundError, QuotaExceededError } from '../../shared/errors.js';
+import { READ_MODELS } from '../../shared/db/read-models.js';
 
 export interface CreatePassesInput {
   readonly orgId: number;
@@ -138,6 +139,6 @@ export async function createPasses(
     throw error;
   }
 
-  await deps.watermark.waitFor(result.position, deps.projectionWaitMs);
+  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.passList, READ_MODELS.organizations, READ_MODELS.inviteAllowanceUsage]);
   return { passes: issued, batchId, position: result.position };
 }

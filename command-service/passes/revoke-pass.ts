@@ -43,6 +43,6 @@ export async function revokePass(
     { type: 'RevokePass', data: { publicId, orgId } },
     ctx,
   );
-  await deps.watermark.waitFor(result.position, deps.projectionWaitMs);
+  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.passList]);
   return { publicId, revoked: true, position: result.position };
 }

@@ -9,6 +9,7 @@ import { organizationDecider } from '../../shared/domain/organization-decider.js
 import { userDecider } from '../../shared/domain/user-decider.js';
 import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../shared/crypto/password-hash.js';
 import { NotFoundError, ValidationError } from '../../shared/errors.js';
+import { READ_MODELS } from '../../shared/db/read-models.js';
 
 export interface AddUserInput {
   readonly orgId: number;
@@ -56,6 +57,6 @@ export async function addUser(deps: CommandDeps, input: AddUserInput, ctx: Comma
     },
     ctx,
   );
-  await deps.watermark.waitFor(result.position, deps.projectionWaitMs);
+  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.users]);
   return { userId, position: result.position };
 }

@@ -34,7 +34,7 @@ describe('administrative use cases', function () {
   let knex: Knex;
   let store: EventStore;
   let deps: CommandDeps;
-  const waited: Position[] = [];
+  const waited: Array<{ position: Position; projections: readonly string[] | undefined }> = [];
 
   before(async () => {
     const migrated = await migratedDatabase('use_cases');
@@ -47,7 +47,7 @@ describe('administrative use cases', function () {
       ids: new PostgresIdAllocator(knex),
       subjectKeys: new PostgresSubjectKeyStore(knex),
       db: knex,
-      watermark: { waitFor: async (position) => (waited.push(position), true), close: async () => undefined },
+      watermark: { waitFor: async (position, _ms, projections) => (waited.push({ position, projections }), true), close: async () => undefined },
       projectionWaitMs: 0,
     };
   });
@@ -64,9 +64,19 @@ describe('administrative use cases', function () {
   it('waits for the read models after a write, at the write\'s position', async () => {
     waited.length = 0;
     const { orgId, position } = await createOrganization(deps, { name: 'Acme', inviteAllowance: 7 }, ctx());
-    expect(waited).to.deep.equal([position]);
+    expect(waited).to.deep.equal([{ position, projections: ['organizations'] }]);
     const events = await store.readStream(streams.organization(orgId));
     expect(events.map((e) => e.data)).to.deep.equal([{ orgId, name: 'Acme', inviteAllowance: 7 }]);
+  });
+
+  it('waits only for the read models its events feed (one stopped elsewhere delays nothing)', async () => {
+    const orgId = await organization();
+    waited.length = 0;
+    await addFacility(deps, { orgId, name: 'HQ' }, ctx());
+    const { userId } = await addUser(deps, { orgId, email: `w${randomUUID().slice(0, 8)}@example.com`, firstName: 'W', lastName: 'Aiter', roles: ['admin'] }, ctx());
+    const { keyId } = await createApiKey(deps, { orgId, userId, scopes: ['org:passes:read'] }, ctx());
+    await revokeApiKey(deps, { keyId, orgId }, ctx());
+    expect(waited.map((w) => w.projections)).to.deep.equal([['facilities'], ['users'], ['api_keys'], ['api_keys']]);
   });
 
   it('adds facilities only to existing organizations', async () => {
