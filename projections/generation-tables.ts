@@ -69,7 +69,7 @@ export async function createGenerationTable(
     await trx.raw('DROP TABLE IF EXISTS ??', [table]);
     await projection.createTable(trx, table);
     await trx.raw('ALTER TABLE ?? ADD COLUMN _commit numeric NOT NULL, ADD COLUMN _prepare numeric NOT NULL', [table]);
-    if (options.indexes) for (const index of projection.indexes ?? []) await trx.raw(indexStatement(table, index, 'CONCURRENTLY '));
+    if (options.indexes) for (const index of projection.indexes ?? []) await trx.raw(indexStatement(table, index, ''));
   });
   return table;
 }
