@@ -45,12 +45,13 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
   const cursor = new PageCursor(pageCursorSecret);
   const authenticate = apiKeyAuth({ db: deps.db, trustProxy, changes: deps.readModelChanges });
 
-  const org = new Router<HttpState>({ prefix: '/api/v1/org' });
+  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
+  const org = new Router<HttpState>({ prefix: '/api/v1/org', sensitive: true });
   listOrgPassesRoute(org, { db: deps.db, cursor, authenticate });
   listFacilitiesRoute(org, { db: deps.db, authenticate });
 
   const openApi = JSON.stringify(buildOpenApiDocument());
-  const publicRoutes = new Router<HttpState>({ prefix: '/api/v1' });
+  const publicRoutes = new Router<HttpState>({ prefix: '/api/v1', sensitive: true });
   publicRoutes.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';
     ctx.body = openApi;

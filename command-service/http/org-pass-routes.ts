@@ -8,6 +8,7 @@ import { apiKeyAuth } from '../../shared/auth/api-key-auth.js';
 import { requireScope } from '../../shared/auth/scope-guard.js';
 import { actorOf, type ApiKeyPrincipal, type Principal } from '../../shared/auth/principal.js';
 import { jsonBody } from '../../shared/http/json-body.js';
+import { NO_QUERY_PARAMETERS, validateQuery } from '../../shared/http/schema-validation.js';
 import type { HttpContext, HttpMiddleware, HttpState } from '../../shared/http/http-state.js';
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
 import type { CommandDeps } from '../command-deps.js';
@@ -78,12 +79,16 @@ export function createPassesRoute(deps: CommandDeps, principalOf: (ctx: HttpCont
 }
 
 export function orgPassRoutes(deps: CommandDeps, options: { trustProxy: boolean }): Router<HttpState> {
-  const router = new Router<HttpState>({ prefix: '/api/v1/org' });
+  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
+  const router = new Router<HttpState>({ prefix: '/api/v1/org', sensitive: true });
   const authenticate = apiKeyAuth({ db: deps.db, trustProxy: options.trustProxy, changes: deps.readModelChanges });
 
-  router.post('/passes', authenticate, requireScope('org:passes:write'), jsonBody(), createPassesRoute(deps, apiKeyPrincipal));
+  // Neither write takes a query parameter: one sent is refused as unknown, as by the reads.
+  const noQuery = validateQuery(NO_QUERY_PARAMETERS);
 
-  router.delete('/passes/:public_id', authenticate, requireScope('org:passes:write'), async (ctx) => {
+  router.post('/passes', authenticate, requireScope('org:passes:write'), noQuery, jsonBody(), createPassesRoute(deps, apiKeyPrincipal));
+
+  router.delete('/passes/:public_id', authenticate, requireScope('org:passes:write'), noQuery, async (ctx) => {
     const principal = apiKeyPrincipal(ctx);
     // A malformed id cannot name a pass of the organization: revokePass answers 404 without a lookup.
     const { publicId } = await revokePass(

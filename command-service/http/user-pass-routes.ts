@@ -11,6 +11,7 @@ import { streams } from '../../shared/domain/events.js';
 import { userDecider } from '../../shared/domain/user-decider.js';
 import { accessTokenAuth, userPrincipal, type TokenAccounts, type TokenRevocations } from '../../shared/auth/access-token-auth.js';
 import { jsonBody } from '../../shared/http/json-body.js';
+import { NO_QUERY_PARAMETERS, validateQuery } from '../../shared/http/schema-validation.js';
 import type { RateLimiter } from '../../shared/http/rate-limit.js';
 import type { HttpState } from '../../shared/http/http-state.js';
 import type { CommandHandler } from '../../shared/event-store/command-handler.js';
@@ -54,7 +55,8 @@ export function streamAccounts(handler: CommandHandler, clients: ClientDirectory
 }
 
 export function userPassRoutes(deps: CommandAppDeps, options: UserPassRoutesOptions): Router<HttpState> {
-  const router = new Router<HttpState>({ prefix: '/api/v1' });
+  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
+  const router = new Router<HttpState>({ prefix: '/api/v1', sensitive: true });
   const access = accessTokenAuth({
     issuer: deps.oauth.issuer,
     verificationKeys: deps.oauth.verificationKeys,
@@ -63,11 +65,13 @@ export function userPassRoutes(deps: CommandAppDeps, options: UserPassRoutesOpti
     rateLimiter: options.rateLimiter,
   });
   const authorizeWrite = access('passes:write');
+  // Neither write takes a query parameter: one sent is refused as unknown, as by the reads.
+  const noQuery = validateQuery(NO_QUERY_PARAMETERS);
 
   // Authentication before the body is read: an unauthenticated body is never parsed.
-  router.post('/passes', authorizeWrite, jsonBody(), createPassesRoute(deps, userPrincipal));
+  router.post('/passes', authorizeWrite, noQuery, jsonBody(), createPassesRoute(deps, userPrincipal));
 
-  router.delete('/passes/:public_id', authorizeWrite, async (ctx) => {
+  router.delete('/passes/:public_id', authorizeWrite, noQuery, async (ctx) => {
     const principal = userPrincipal(ctx);
     const { publicId } = await revokePass(
       deps,

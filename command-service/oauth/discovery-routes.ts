@@ -16,7 +16,8 @@ const DISCOVERY_MAX_AGE_SECONDS = 3600;
 const JWKS_MAX_AGE_SECONDS = 60;
 
 export function discoveryRoutes(oauth: Pick<OAuthServices, 'issuer' | 'signingKeys'>): Router<HttpState> {
-  const router = new Router<HttpState>();
+  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
+  const router = new Router<HttpState>({ sensitive: true });
   // Fixed for the process (the issuer does not change): built once.
   const document = discoveryDocument(oauth.issuer);
   const serveDocument = publicDocumentHeaders(DISCOVERY_MAX_AGE_SECONDS);

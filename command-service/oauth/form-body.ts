@@ -5,6 +5,7 @@ import type { FormParameters } from '../../shared/oauth/client-auth.js';
 import { InvalidRequest } from '../../shared/oauth/oauth-errors.js';
 import type { HttpContext } from '../../shared/http/http-state.js';
 import { readFormBody, type FormBodyErrors } from '../../shared/http/form-body.js';
+import { UNSTORABLE_TEXT } from '../../shared/http/storable-text.js';
 
 /** Far above any legitimate request (the largest field is a redirect_uri of at most 2000 characters or a JWT). */
 export const FORM_BODY_LIMIT_BYTES = 16 * 1024;
@@ -13,6 +14,8 @@ const PROTOCOL_FORM_ERRORS: FormBodyErrors = {
   wrongType: () => new InvalidRequest('The request body must be application/x-www-form-urlencoded.'),
   compressed: () => new InvalidRequest('Compressed request bodies are not supported.'),
   tooLarge: () => new InvalidRequest('The request body is too large.'),
+  // Generic: a protocol error description echoes nothing the client sent (and must be ASCII).
+  unstorable: () => new InvalidRequest(`Parameters ${UNSTORABLE_TEXT}.`),
 };
 
 export function readProtocolForm(ctx: HttpContext, limitBytes = FORM_BODY_LIMIT_BYTES): Promise<FormParameters> {

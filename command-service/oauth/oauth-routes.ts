@@ -24,7 +24,8 @@ export interface OAuthProtocolRouteOptions {
 }
 
 export function oauthProtocolRoutes(appDeps: CommandAppDeps, options: OAuthProtocolRouteOptions): Router<HttpState> {
-  const router = new Router<HttpState>();
+  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
+  const router = new Router<HttpState>({ sensitive: true });
   router.use(discoveryRoutes(appDeps.oauth).routes());
 
   const { issuer, signingKeys, verificationKeys } = appDeps.oauth;

@@ -1,6 +1,7 @@
 // The bodies of the sign-in pages' forms (application/x-www-form-urlencoded, shared/http/form-body.ts),
 // refused with the pages' own 415 and 413.
-import { PayloadTooLargeError } from '../../shared/errors.js';
+import { PayloadTooLargeError, ValidationError } from '../../shared/errors.js';
+import { UNSTORABLE_TEXT } from '../../shared/http/storable-text.js';
 import { UnsupportedMediaTypeError } from '../../shared/http/http-errors.js';
 import type { HttpContext, HttpMiddleware } from '../../shared/http/http-state.js';
 import { parseFormFields, readFormBody, type FormBodyErrors, type FormFields } from '../../shared/http/form-body.js';
@@ -20,6 +21,7 @@ const PAGE_FORM_ERRORS: FormBodyErrors = {
   wrongType: () => new UnsupportedMediaTypeError('the form must be sent as application/x-www-form-urlencoded'),
   compressed: () => new UnsupportedMediaTypeError('compressed forms are not supported'),
   tooLarge: () => new PayloadTooLargeError(`the form exceeds ${PAGE_FORM_LIMIT_BYTES} bytes`),
+  unstorable: (name) => new ValidationError(`${name ?? 'field names'} ${UNSTORABLE_TEXT}`),
 };
 
 export async function readFormFields(ctx: HttpContext): Promise<FormFields> {

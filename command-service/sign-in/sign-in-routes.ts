@@ -25,7 +25,8 @@ export function signInRoutes(deps: CommandAppDeps, options: { trustProxy: boolea
     limits: signInLimits(),
     trustProxy: options.trustProxy,
   };
-  const router = new Router<HttpState>();
+  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
+  const router = new Router<HttpState>({ sensitive: true });
   authorizeRoute(router, env);
   passwordSignInRoutes(router, env);
   secondFactorRoutes(router, env);

@@ -86,6 +86,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           parameters: [publicIdParameter],
           responses: {
             200: response('Revoked.', ref('RevokeResponse'), noStore),
+            400: businessError('Unknown query parameter.'),
             401: unauthorized,
             403: forbidden('org:passes:write'),
             404: businessError('No such pass in the organization.'),

@@ -33,12 +33,12 @@ export const businessError = (description: string) => response(description, ref(
 export const createPassesRequestBody = { required: true, content: json(ref('CreatePassRequest')) };
 export const createPassesResponses = {
   201: response('Passes created.', ref('PassCreateResponse'), noStore),
-  400: businessError('Validation failed, unknown field or malformed JSON.'),
+  400: businessError('Validation failed, unknown field or query parameter, malformed JSON, NUL or unpaired surrogate in text, or undecodable Content-Encoding.'),
   402: response('The monthly invite allowance cannot fit the batch (all or nothing).', ref('QuotaError')),
   404: businessError('Facility not found in the organization.'),
   409: businessError('Facility deactivated or suspended.'),
   413: businessError('Body larger than 64 KiB.'),
-  415: businessError('Body is not JSON.'),
+  415: businessError('Body is not JSON (`application/json` or any `+json` type) or has an unsupported Content-Encoding.'),
 };
 export const publicIdParameter = { name: 'public_id', in: 'path', required: true, schema: { type: 'string', pattern: '^gst_' } };
 

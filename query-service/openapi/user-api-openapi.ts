@@ -107,6 +107,7 @@ export function userApiPaths(): Record<string, unknown> {
         parameters: [publicIdParameter],
         responses: {
           200: response('Revoked.', ref('RevokeResponse'), noStore),
+          400: businessError('Unknown query parameter.'),
           401: unauthorized,
           403: forbidden('passes:write', true),
           404: businessError('No such pass created by the user.'),

@@ -37,7 +37,8 @@ export function userRoutes(deps: UserRoutesDeps): Router<HttpState> {
     rateLimiter: deps.rateLimiter,
     now,
   });
-  const router = new Router<HttpState>();
+  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
+  const router = new Router<HttpState>({ sensitive: true });
   listUserPassesRoute(router, { db: deps.db, cursor: deps.cursor, authorize: access('passes:read'), now });
   getUserPassRoute(router, { db: deps.db, authorize: access('passes:read') });
   listInvitesRoute(router, { db: deps.db, authorize: access('invites:read') });

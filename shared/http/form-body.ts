@@ -5,6 +5,7 @@
 // repeated name keeps all its values (so a repeat can be refused rather than one value silently
 // winning), and the result has no prototype (a field named __proto__ is just a field).
 import type { HttpContext } from './http-state.js';
+import { findUnstorableParameter } from './storable-text.js';
 
 export type FormFields = Readonly<Record<string, string | readonly string[] | undefined>>;
 
@@ -25,9 +26,14 @@ export interface FormBodyErrors {
   readonly wrongType: () => Error;
   readonly compressed: () => Error;
   readonly tooLarge: () => Error;
+  /** A field (`name`) or a field name (`null`) PostgreSQL cannot store (storable-text.ts). */
+  readonly unstorable: (name: string | null) => Error;
 }
 
-/** Reads and parses the body, refusing other media types, compression and more than `limitBytes`. */
+/**
+ * Reads and parses the body, refusing other media types, compression, more than `limitBytes` and
+ * text PostgreSQL cannot store.
+ */
 export async function readFormBody(ctx: HttpContext, limitBytes: number, errors: FormBodyErrors): Promise<FormFields> {
   if (ctx.request.type.trim().toLowerCase() !== FORM_TYPE) {
     throw errors.wrongType();
@@ -43,5 +49,8 @@ export async function readFormBody(ctx: HttpContext, limitBytes: number, errors:
     if (size > limitBytes) throw errors.tooLarge();
     chunks.push(chunk);
   }
-  return parseFormFields(Buffer.concat(chunks).toString('utf8'));
+  const fields = parseFormFields(Buffer.concat(chunks).toString('utf8'));
+  const unstorable = findUnstorableParameter(fields);
+  if (unstorable !== null) throw errors.unstorable(unstorable.name);
+  return fields;
 }

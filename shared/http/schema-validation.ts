@@ -5,6 +5,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import addFormatsModule from 'ajv-formats';
 import { ValidationError } from '../errors.js';
 import type { HttpMiddleware } from './http-state.js';
+import { UNSTORABLE_TEXT, findUnstorableParameter } from './storable-text.js';
 
 export type JsonSchema = Readonly<Record<string, unknown>>;
 
@@ -52,15 +53,23 @@ export function validate<T>(schema: JsonSchema, value: unknown, subject: 'body' 
   throw new ValidationError(`invalid request ${subject}: ${details.join('; ')}`, details);
 }
 
+/** The query of an endpoint that takes no parameters: any parameter is refused as unknown. */
+export const NO_QUERY_PARAMETERS: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
+
 /**
  * Query parameters arrive as strings. Parameters the schema declares as integers are converted
  * only when they are plain decimal integers (so `0x10` and `1e1` stay strings and fail), a
- * repeated parameter is refused, and the result is validated like a body.
+ * repeated parameter is refused, a name or value PostgreSQL cannot store (storable-text.ts) is
+ * refused, and the result is validated like a body.
  */
 export function validateQuery(schema: JsonSchema): HttpMiddleware {
   compile(schema);
   const properties = (schema.properties ?? {}) as Record<string, { type?: string; default?: unknown }>;
   return async function checkQuery(ctx, next) {
+    const unstorable = findUnstorableParameter(ctx.query);
+    if (unstorable !== null) {
+      throw new ValidationError(unstorable.name === null ? `query parameter names ${UNSTORABLE_TEXT}` : `query parameter '${unstorable.name}' ${UNSTORABLE_TEXT}`);
+    }
     const query: Record<string, unknown> = {};
     for (const [name, raw] of Object.entries(ctx.query)) {
       if (Array.isArray(raw)) throw new ValidationError(`query parameter '${name}' must be given once`);

@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { pino } from 'pino';
@@ -24,6 +25,8 @@ import { securityHeaders } from '../../shared/http/security-headers.js';
 import { notFound } from '../../shared/http/not-found.js';
 import { jsonBody } from '../../shared/http/json-body.js';
 import { validateQuery } from '../../shared/http/schema-validation.js';
+import { readProtocolForm } from '../../command-service/oauth/form-body.js';
+import { readFormFields } from '../../command-service/sign-in/page-form.js';
 import type { HttpState } from '../../shared/http/http-state.js';
 
 describe('shared HTTP middleware', () => {
@@ -74,6 +77,13 @@ describe('shared HTTP middleware', () => {
     });
     router.post('/api/v1/echo', jsonBody(), (ctx) => {
       ctx.body = { received: ctx.request.body ?? null };
+    });
+    // A form read in each error family that reads forms: the OAuth protocol endpoints' and the pages'.
+    router.post('/api/oauth/form', async (ctx) => {
+      ctx.body = { received: await readProtocolForm(ctx, 1024) };
+    });
+    router.post('/api/v1/form', async (ctx) => {
+      ctx.body = { received: await readFormFields(ctx) };
     });
     const app = new Koa<HttpState>();
     app.use(requestId());
@@ -245,6 +255,59 @@ describe('shared HTTP middleware', () => {
       expect(JSON.parse(streamed.body)).to.include({ code: 'payload_too_large' });
     });
 
+    it('refuses NUL characters and unpaired surrogates in any string or key, at any depth, with 400 naming where', async () => {
+      for (const [text, message] of [
+        ['{"first_name":"Nul\\u0000Byte"}', 'first_name must not contain NUL characters or unpaired surrogates'],
+        ['{"first_name":"\\ud800"}', 'first_name must not contain NUL characters or unpaired surrogates'],
+        ['{"first_name":"x\\udc00"}', 'first_name must not contain NUL characters or unpaired surrogates'],
+        ['{"a":[{"b":"ok"},{"b":"\\udbff\\udbff\\udc00"}]}', 'a[1].b must not contain NUL characters or unpaired surrogates'],
+        ['{"a":{"b\\u0000":1}}', 'field names in a must not contain NUL characters or unpaired surrogates'],
+        ['{"\\ud800":1}', 'field names must not contain NUL characters or unpaired surrogates'],
+        ['["\\u0000"]', '[0] must not contain NUL characters or unpaired surrogates'],
+      ] as const) {
+        const { res, body } = await post(text, 'application/json');
+        expect(res.status, text).to.equal(400);
+        expect(body, text).to.deep.equal({ success: false, error: message, code: 'validation_failed' });
+      }
+      // As deep as 64 KiB allows: still a quick 400, with the path cut short.
+      const depth = 20_000;
+      const deep = await post(`${'['.repeat(depth)}"\\u0000"${']'.repeat(depth)}`, 'application/json');
+      expect(deep.res.status).to.equal(400);
+      expect(deep.body.error).to.equal(`${'[0]'.repeat(67).slice(0, 200)}... must not contain NUL characters or unpaired surrogates`);
+      // A surrogate pair (an emoji) is well-formed text.
+      const emoji = await post('{"a":"\\ud83d\\ude00 ok"}', 'application/json');
+      expect(emoji.res.status).to.equal(200);
+      expect(emoji.body).to.deep.equal({ received: { a: '\u{1F600} ok' } });
+    });
+
+    it('parses every +json media type as JSON', async () => {
+      for (const type of ['application/vnd.example+json', 'application/problem+json; charset=utf-8', 'application/json']) {
+        const { res, body } = await post('{"a":1}', type);
+        expect(res.status, type).to.equal(200);
+        expect(body, type).to.deep.equal({ received: { a: 1 } });
+      }
+    });
+
+    it('answers 400 for a body its Content-Encoding does not decode, 415 for an unknown encoding', async () => {
+      for (const encoding of ['gzip', 'deflate', 'br']) {
+        const { res, body } = await post('{"first_name":"A"}', 'application/json', { 'Content-Encoding': encoding });
+        expect(res.status, encoding).to.equal(400);
+        expect(body, encoding).to.deep.equal({
+          success: false,
+          error: `request body could not be decoded (Content-Encoding: ${encoding})`,
+          code: 'validation_failed',
+        });
+      }
+      const truncated = await post(gzipSync('{"first_name":"A"}').subarray(0, 15), 'application/json', { 'Content-Encoding': 'gzip' });
+      expect(truncated.res.status).to.equal(400);
+      const unknown = await post('{"a":1}', 'application/json', { 'Content-Encoding': 'xz' });
+      expect(unknown.res.status).to.equal(415);
+      expect(unknown.body).to.deep.equal({ success: false, error: 'unsupported content encoding', code: 'unsupported_media_type' });
+      const valid = await post(gzipSync('{"a":1}'), 'application/json', { 'Content-Encoding': 'gzip' });
+      expect(valid.res.status).to.equal(200);
+      expect(valid.body).to.deep.equal({ received: { a: 1 } });
+    });
+
     it('accepts a body of exactly 64 KiB', async () => {
       const prefix = '{"n":"';
       const text = prefix + 'x'.repeat(64 * 1024 - prefix.length - 2) + '"}';
@@ -275,6 +338,44 @@ describe('shared HTTP middleware', () => {
         expect(res.status, query).to.equal(400);
         expect(body.error, query).to.include(message);
       }
+    });
+
+    it('refuses NUL characters in parameter names and values with 400, before anything else', async () => {
+      for (const [query, message] of [
+        ['q=a%00b', "query parameter 'q' must not contain NUL characters or unpaired surrogates"],
+        ['q=ok&q=%00', "query parameter 'q' must not contain NUL characters or unpaired surrogates"],
+        ['bogus=%00', "query parameter 'bogus' must not contain NUL characters or unpaired surrogates"],
+        ['%00=1', 'query parameter names must not contain NUL characters or unpaired surrogates'],
+      ] as const) {
+        const { res, body } = await get(`/api/v1/query?${query}`);
+        expect(res.status, query).to.equal(400);
+        expect(body, query).to.deep.equal({ success: false, error: message, code: 'validation_failed' });
+      }
+    });
+  });
+
+  describe('form bodies', () => {
+    async function postForm(path: string, text: string) {
+      const res = await fetch(base + path, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: text });
+      return { res, body: (await res.json()) as Record<string, unknown> };
+    }
+
+    it('refuses NUL characters in field names and values with 400, in the caller\'s error family', async () => {
+      const page = await postForm('/api/v1/form', 'email=a%00b%40example.com&password=x');
+      expect(page.res.status).to.equal(400);
+      expect(page.body).to.deep.equal({ success: false, error: 'email must not contain NUL characters or unpaired surrogates', code: 'validation_failed' });
+      const pageName = await postForm('/api/v1/form', 'a%00=1');
+      expect(pageName.body).to.deep.equal({ success: false, error: 'field names must not contain NUL characters or unpaired surrogates', code: 'validation_failed' });
+      // The protocol endpoints answer RFC 6749's invalid_request.
+      const oauth = await postForm('/api/oauth/form', 'grant_type=refresh_token&refresh_token=x%00');
+      expect(oauth.res.status).to.equal(400);
+      expect(oauth.body).to.deep.equal({
+        error: 'invalid_request',
+        error_description: 'Parameters must not contain NUL characters or unpaired surrogates.',
+      });
+      const fine = await postForm('/api/v1/form', 'email=a%40example.com&x=%F0%9F%98%80');
+      expect(fine.res.status).to.equal(200);
+      expect(fine.body).to.deep.equal({ received: { email: 'a@example.com', x: '\u{1F600}' } });
     });
   });
 });

@@ -57,7 +57,8 @@ function describe(error: unknown): Record<string, unknown> {
 }
 
 export function federatedRoutes(deps: CommandAppDeps, kit: SignInKit): Router<HttpState> {
-  const router = new Router<HttpState>();
+  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
+  const router = new Router<HttpState>({ sensitive: true });
   const federation = deps.oauth.federation;
   if (!federation) return router;
 

@@ -45,7 +45,8 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
   const relyingParty = relyingPartyOf(deps.oauth.issuer);
   const https = new URL(deps.oauth.issuer).protocol === 'https:';
   const challenges = new PasskeyChallenges();
-  const router = new Router<HttpState>();
+  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
+  const router = new Router<HttpState>({ sensitive: true });
   const limit = new RateLimiter('passkeys', PASSKEY_RATE_LIMIT).middleware({ trustProxy: deps.config.trustProxy });
   const body = formOrJsonBody();
 
