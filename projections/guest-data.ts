@@ -1,9 +1,13 @@
 // Opens PassCreated's sealed guest data for the projections that read it. A destroyed (or
 // unknown) key gives `guest: null`: the guest was erased, and the read model keeps no names.
+// Sealed text never passed the log's own checks (jsonb holds no NUL), and events written before
+// requests were checked for it may hold text PostgreSQL cannot store: it is made storable here,
+// or such a pass would stop its read models for good.
 import type { GuestDetails, PassCreated } from '../shared/domain/events.js';
 import type { RecordedEvent } from '../shared/event-store/event-store.js';
 import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
 import { open } from '../shared/crypto/sealed-box.js';
+import { storableText } from '../shared/db/storable-text.js';
 import type { ProjectionEvent } from './projection.js';
 
 /** A sealed box that does not open under its own key: a defect, never an erasure. */
@@ -43,7 +47,7 @@ export async function openGuestData(
       guest = openedBoxes.get(box) ?? null;
       if (!guest) {
         try {
-          guest = open<GuestDetails>(key, sealed);
+          guest = storableGuest(open<GuestDetails>(key, sealed));
         } catch (error) {
           throw new GuestDataError(event.id, error);
         }
@@ -52,4 +56,19 @@ export async function openGuestData(
     }
     return { ...event, data: { ...(event.data as PassCreated['data']), guest } } as unknown as ProjectionEvent;
   });
+}
+
+function storableGuest(guest: GuestDetails): GuestDetails {
+  const text = (value: string | null) => (value === null ? null : storableText(value));
+  return {
+    ...guest,
+    firstName: storableText(guest.firstName),
+    lastName: text(guest.lastName),
+    email: text(guest.email),
+    phone: text(guest.phone),
+    country: text(guest.country),
+    vehicleNumber: text(guest.vehicleNumber),
+    notes: text(guest.notes),
+    invitedBy: text(guest.invitedBy),
+  };
 }

@@ -1,17 +1,10 @@
-// Text PostgreSQL cannot store: U+0000 (refused in text and jsonb alike) and unpaired UTF-16
-// surrogates (no UTF-8 form). Such text is refused where a request is read (JSON bodies, forms,
-// query parameters), so it never reaches a query, where it is a 500, or an event, where it fails
-// a projection far from the request that sent it.
-//
-// A regular expression, not String.prototype.isWellFormed: that is ES2024, the lib here ES2023.
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+// Text PostgreSQL cannot store (shared/db/storable-text.ts) is refused where a request is read
+// (JSON bodies, forms, query parameters), so it never reaches a query, where it is a 500, or an
+// event, where it fails the append or a projection far from the request that sent it.
+import { isStorableText } from '../db/storable-text.js';
 
 /** The end of every message about such text. */
 export const UNSTORABLE_TEXT = 'must not contain NUL characters or unpaired surrogates';
-
-export function isStorableText(text: string): boolean {
-  return !UNSTORABLE.test(text);
-}
 
 /** Where a parsed value holds unstorable text: `path` as `a[0].b` ('' = the value itself); `key` when it is a key there. */
 export interface UnstorableText {

@@ -450,6 +450,25 @@ describe('projection runner (real PostgreSQL event store)', function () {
       expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(8);
     });
 
+    it('projects guest text PostgreSQL cannot store (sealed before requests were checked) as U+FFFD, live and rebuilt', async () => {
+      await db.log.organization(1);
+      await db.log.passes(1, 2, { guest: { firstName: 'Nul\u0000Byte', lastName: 'Lone \ud800 high', email: null, phone: '\udc00+1 555' } });
+      await db.log.passes(1, 1, { guest: { firstName: 'Paired 🚪', lastName: null, email: null, phone: null } });
+      await started(new ProjectionRunner(depsOf(db)));
+      await waitForCheckpoints(db.knex, db.log.last, 10_000);
+      const names = async () =>
+        (await db.knex.raw('SELECT first_name, last_name, phone, search_text FROM pass_list ORDER BY pass_id')).rows as Array<Record<string, string | null>>;
+      const expected = [
+        { first_name: 'Nul\ufffdByte', last_name: 'Lone \ufffd high', phone: '\ufffd+1 555', search_text: 'nul\ufffdbyte lone \ufffd high \ufffd+1 555' },
+        { first_name: 'Nul\ufffdByte', last_name: 'Lone \ufffd high', phone: '\ufffd+1 555', search_text: 'nul\ufffdbyte lone \ufffd high \ufffd+1 555' },
+        { first_name: 'Paired 🚪', last_name: null, phone: null, search_text: 'paired 🚪' },
+      ];
+      expect(await names()).to.deep.equal(expected);
+      expect((await checkpoints(db.knex)).map((c) => c.error)).to.deep.equal(ALL_PROJECTIONS.map(() => null));
+      await rebuildProjection('pass_list', depsOf(db));
+      expect(await names()).to.deep.equal(expected);
+    });
+
     it('resumes an interrupted rebuild from its own checkpoint', async () => {
       await db.log.organization(1);
       for (let i = 0; i < 30; i++) await db.log.passes(1, 2);
