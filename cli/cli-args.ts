@@ -15,6 +15,11 @@ export function parse(args: string[], options: Options) {
   }
 }
 
+/** Every command takes only the words it names: an extra one (an unquoted `--name Acme Corp`) is refused, not dropped. */
+export function noPositionals(positionals: readonly string[]): void {
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (quote a value that holds spaces)`);
+}
+
 export function required(values: Record<string, unknown>, name: string): string {
   const value = values[name];
   if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`);

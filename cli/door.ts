@@ -22,7 +22,7 @@ import {
   type ScanRequest,
 } from '../door-gateway/contract.js';
 import { connectLink, endLink, firstConnect, publish, subscribe, type MqttClient } from '../door-gateway/mqtt-link.js';
-import { integerArg, optional, parse, required, UsageError } from './cli-args.js';
+import { integerArg, noPositionals, optional, parse, required, UsageError } from './cli-args.js';
 
 export interface DoorCliIo {
   out(line: string): void;
@@ -162,9 +162,12 @@ function untilSignal(): Promise<void> {
 /** `guestpass door ...`: returns the exit code (0 when the command did its work, 1 on an error, 2 on bad usage). */
 export async function doorCommand(args: string[], config: Pick<Config, 'mqttUrl' | 'dataDir'>, io: DoorCliIo): Promise<number> {
   const [sub, ...rest] = args;
+  // Known before parsing, so even a parse error is answered in JSON.
+  const json = args.includes('--json');
   try {
     if (sub === 'simulate') {
-      const { values } = parse(rest, { facility: { type: 'string' }, controllers: { type: 'string' } });
+      const { values, positionals } = parse(rest, { facility: { type: 'string' }, controllers: { type: 'string' } });
+      noPositionals(positionals);
       const facilityId = integerArg(required(values, 'facility'), '--facility');
       const count = integerArg(optional(values, 'controllers') ?? '1', '--controllers');
       if (count > 100) throw new UsageError('--controllers must be at most 100');
@@ -185,7 +188,8 @@ export async function doorCommand(args: string[], config: Pick<Config, 'mqttUrl'
       return 0;
     }
     if (sub === 'scan') {
-      const { values } = parse(rest, { facility: { type: 'string' }, qr: { type: 'string' }, controller: { type: 'string' }, door: { type: 'string' } });
+      const { values, positionals } = parse(rest, { facility: { type: 'string' }, qr: { type: 'string' }, controller: { type: 'string' }, door: { type: 'string' } });
+      noPositionals(positionals);
       const facilityId = integerArg(required(values, 'facility'), '--facility');
       const qrValue = required(values, 'qr');
       const controllerId = optional(values, 'controller');
@@ -201,12 +205,16 @@ export async function doorCommand(args: string[], config: Pick<Config, 'mqttUrl'
     }
     throw new UsageError(sub ? `unknown door command "${sub}"` : 'door needs a command');
   } catch (error) {
+    // The convention of the other commands (cli/guestpass.ts): with --json one error object on
+    // stdout, else `guestpass: message` on stderr.
     if (error instanceof UsageError) {
-      io.err(`${error.message}\n${DOOR_USAGE}`);
+      if (json) io.out(JSON.stringify({ error: 'usage', message: error.message }));
+      else io.err(`guestpass: ${error.message}\n${DOOR_USAGE}`);
       return 2;
     }
     if (error instanceof DoorCliError) {
-      io.err(error.message);
+      if (json) io.out(JSON.stringify({ error: 'failed', message: error.message }));
+      else io.err(`guestpass: ${error.message}`);
       return 1;
     }
     throw error;

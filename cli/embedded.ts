@@ -75,54 +75,73 @@ async function seedDemo(runtime: Runtime, logger: Logger): Promise<DemoCredentia
 
 export async function startEmbedded(config: Config, logger: Logger) {
   const runtime = await openRuntime(config, logger);
-  const runner = new ProjectionRunner(
-    { knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger },
-    {
-      onProgress: (progress) => runtime.watermark.observe(progress),
-      onRowsChanged: (projections) => runtime.watermark.observeRowsChanged(projections),
-    },
-  );
-  await runner.start();
-  const demo = await seedDemo(runtime, logger);
-  // Pass events to the doors: in-process bus and an embedded MQTT broker with one simulated
-  // controller per facility, unless KAFKA_BROKERS / MQTT_URL name real ones.
-  const doorPath = await startDoorPath({ store: runtime.store, knex: runtime.knex, config, logger });
+  // What has started, stopped in reverse by stop() or when a later start-up step fails (a port
+  // in use, an unreachable broker): a failed start leaves nothing running.
+  const started: Array<() => Promise<void>> = [() => runtime.close()];
+  const stopStarted = async () => {
+    let failure: unknown = null;
+    for (const stop of started.splice(0).reverse()) {
+      await stop().catch((error: unknown) => void (failure ??= error));
+    }
+    if (failure) throw failure;
+  };
+  try {
+    const runner = new ProjectionRunner(
+      { knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger },
+      {
+        onProgress: (progress) => runtime.watermark.observe(progress),
+        onRowsChanged: (projections) => runtime.watermark.observeRowsChanged(projections),
+      },
+    );
+    await runner.start();
+    started.push(() => runner.stop());
+    // Pass events to the doors: in-process bus and an embedded MQTT broker with one simulated
+    // controller per facility, unless KAFKA_BROKERS / MQTT_URL name real ones.
+    const doorPath = await startDoorPath({ store: runtime.store, knex: runtime.knex, config, logger });
+    started.push(() => doorPath.stop());
 
-  // Listen first: the issuer is this server's address when PUBLIC_BASE_URL is not set (PORT=0).
-  const server = http.createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const address = server.address();
-  const baseUrl = defaultBaseUrl(config, typeof address === 'object' && address ? address.port : config.port);
-  const oauth = await runtime.oauth(baseUrl);
-  await oauth.signingKeys.current(); // the first start generates the signing key now, not on the first sign-in
-
-  const orgApiRateLimiter = new RateLimiter('org-api');
-  const userApiRateLimiter = new RateLimiter('user-api', USER_API_RATE_LIMIT);
-  const commandApp = createCommandApp({ ...runtime.deps, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth });
-  const queryApp = createQueryApp({
-    db: runtime.knex,
-    logger,
-    config: { trustProxy: config.trustProxy, pageCursorSecret: await pageCursorSecret(config) },
-    orgApiRateLimiter,
-    userApiRateLimiter,
-    oauth,
-    readModelChanges: runtime.watermark,
-  });
-  server.on('request', mountGateway(commandApp, queryApp));
-
-  let stopping: Promise<void> | null = null;
-  const stop = () =>
-    (stopping ??= (async () => {
+    // Listen first: the issuer is this server's address when PUBLIC_BASE_URL is not set (PORT=0).
+    const server = http.createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+    started.push(async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      await doorPath.stop();
-      await runner.stop();
-      await runtime.close();
-    })());
-  return { baseUrl, demo, demoKey: demo?.apiKey ?? null, runtime, doorPath, stop };
+    });
+    const address = server.address();
+    const baseUrl = defaultBaseUrl(config, typeof address === 'object' && address ? address.port : config.port);
+    const oauth = await runtime.oauth(baseUrl);
+    await oauth.signingKeys.current(); // the first start generates the signing key now, not on the first sign-in
+
+    const orgApiRateLimiter = new RateLimiter('org-api');
+    const userApiRateLimiter = new RateLimiter('user-api', USER_API_RATE_LIMIT);
+    const commandApp = createCommandApp({ ...runtime.deps, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth });
+    const queryApp = createQueryApp({
+      db: runtime.knex,
+      logger,
+      config: { trustProxy: config.trustProxy, pageCursorSecret: await pageCursorSecret(config) },
+      orgApiRateLimiter,
+      userApiRateLimiter,
+      oauth,
+      readModelChanges: runtime.watermark,
+    });
+    server.on('request', mountGateway(commandApp, queryApp));
+
+    // Last, once nothing else can fail: the demo credentials are shown once and stored only as
+    // hashes, and the next start sees a non-empty log and seeds nothing, so a start that failed
+    // after seeding would lose them for good. The door path gives the demo facility its simulated
+    // controller on its next look for new facilities (within 5 s).
+    const demo = await seedDemo(runtime, logger);
+
+    let stopping: Promise<void> | null = null;
+    const stop = () => (stopping ??= stopStarted());
+    return { baseUrl, demo, demoKey: demo?.apiKey ?? null, runtime, doorPath, stop };
+  } catch (error) {
+    await stopStarted().catch((stopError: unknown) => logger.warn({ err: stopError }, 'stopping after a failed start failed'));
+    throw error;
+  }
 }
 
 async function main(): Promise<void> {

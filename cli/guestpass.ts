@@ -22,9 +22,10 @@ import { ProjectionRunner } from '../projections/runner.js';
 import { rebuildProjections } from '../projections/rebuild.js';
 import { formatStatus, projectionStatus, statusToJson } from '../projections/status.js';
 import { ProgressBar } from '../projections/progress-bar.js';
+import { ALL_PROJECTIONS } from '../projections/all-projections.js';
 import { doorCommand } from './door.js';
-import { defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
-import { integerArg, list, optional, parse, required, spreadList, UsageError } from './cli-args.js';
+import { DatabaseUnreachable, defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
+import { integerArg, list, noPositionals, optional, parse, required, spreadList, UsageError } from './cli-args.js';
 
 const USAGE = `usage: guestpass <command> [options] [--json]
 
@@ -49,12 +50,36 @@ const USAGE = `usage: guestpass <command> [options] [--json]
 export interface Io {
   out(line: string): void;
   err(line: string): void;
+  /** True once the reader of `out` has gone (`events export | head`): a long listing stops there. */
+  closed?(): boolean;
 }
 
+let stdoutClosed = false;
 const stdio: Io = {
-  out: (line) => process.stdout.write(line + '\n'),
+  out: (line) => {
+    if (!stdoutClosed) process.stdout.write(line + '\n');
+  },
   err: (line) => process.stderr.write(line + '\n'),
+  closed: () => stdoutClosed,
 };
+
+let watchingStdout = false;
+/**
+ * A reader that stops early (`| head`) makes the next write fail with EPIPE, emitted on stdout:
+ * unhandled, it would crash the CLI with a stack trace. Stop writing instead; the command ends quietly.
+ */
+function watchStdout(): void {
+  if (watchingStdout) return;
+  watchingStdout = true;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') stdoutClosed = true;
+    else throw error;
+  });
+  // `2>&1 | head`: a message no one reads any more is no reason to crash either.
+  process.stderr.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
 
 type Result = { json: Record<string, unknown>; text: string };
 
@@ -95,22 +120,19 @@ function role(text: string): Role {
 async function org(runtime: Runtime, args: string[]): Promise<Result> {
   const [action, ...rest] = args;
   if (action !== 'create') throw new UsageError('org create --name N [--invite-allowance N]');
-  const { values } = parse(rest, { name: { type: 'string' }, 'invite-allowance': { type: 'string' } });
+  const { values, positionals } = parse(rest, { name: { type: 'string' }, 'invite-allowance': { type: 'string' } });
+  noPositionals(positionals);
   const allowance = optional(values, 'invite-allowance');
-  const { orgId } = await write(runtime, (ctx) =>
-    createOrganization(
-      runtime.deps,
-      { name: required(values, 'name'), ...(allowance !== undefined ? { inviteAllowance: integerArg(allowance, '--invite-allowance', 0) } : {}) },
-      ctx,
-    ),
-  );
+  // Arguments are checked before `write` starts its projection runner: a usage error does no work.
+  const input = { name: required(values, 'name'), ...(allowance !== undefined ? { inviteAllowance: integerArg(allowance, '--invite-allowance', 0) } : {}) };
+  const { orgId } = await write(runtime, (ctx) => createOrganization(runtime.deps, input, ctx));
   return { json: { id: orgId }, text: `organization ${orgId} created` };
 }
 
 async function user(runtime: Runtime, args: string[]): Promise<Result> {
   const [action, ...rest] = args;
   if (action !== 'create') throw new UsageError('user create --org ORG --email E --first-name F --last-name L ...');
-  const { values } = parse(rest, {
+  const { values, positionals } = parse(rest, {
     org: { type: 'string' },
     email: { type: 'string' },
     'first-name': { type: 'string' },
@@ -119,42 +141,35 @@ async function user(runtime: Runtime, args: string[]): Promise<Result> {
     role: { type: 'string', multiple: true },
     'invite-allowance': { type: 'string' },
   });
+  noPositionals(positionals);
   const allowance = optional(values, 'invite-allowance');
-  const { userId } = await write(runtime, (ctx) =>
-    addUser(
-      runtime.deps,
-      {
-        orgId: integerArg(required(values, 'org'), '--org'),
-        email: required(values, 'email'),
-        firstName: required(values, 'first-name'),
-        lastName: required(values, 'last-name'),
-        password: optional(values, 'password') ?? null,
-        roles: list(values, 'role').map(role),
-        inviteAllowance: allowance === undefined ? null : integerArg(allowance, '--invite-allowance', 0),
-      },
-      ctx,
-    ),
-  );
+  const input = {
+    orgId: integerArg(required(values, 'org'), '--org'),
+    email: required(values, 'email'),
+    firstName: required(values, 'first-name'),
+    lastName: required(values, 'last-name'),
+    password: optional(values, 'password') ?? null,
+    roles: list(values, 'role').map(role),
+    inviteAllowance: allowance === undefined ? null : integerArg(allowance, '--invite-allowance', 0),
+  };
+  const { userId } = await write(runtime, (ctx) => addUser(runtime.deps, input, ctx));
   return { json: { id: userId }, text: `user ${userId} created` };
 }
 
 async function facility(runtime: Runtime, args: string[]): Promise<Result> {
   const [action, ...rest] = args;
   if (action === 'create') {
-    const { values } = parse(rest, { org: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' } });
-    const { facilityId } = await write(runtime, (ctx) =>
-      addFacility(
-        runtime.deps,
-        { orgId: integerArg(required(values, 'org'), '--org'), name: required(values, 'name'), description: optional(values, 'description') ?? null },
-        ctx,
-      ),
-    );
+    const { values, positionals } = parse(rest, { org: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' } });
+    noPositionals(positionals);
+    const input = { orgId: integerArg(required(values, 'org'), '--org'), name: required(values, 'name'), description: optional(values, 'description') ?? null };
+    const { facilityId } = await write(runtime, (ctx) => addFacility(runtime.deps, input, ctx));
     return { json: { id: facilityId }, text: `facility ${facilityId} created` };
   }
   const change = { suspend: suspendFacility, resume: resumeFacility, deactivate: deactivateFacility }[action ?? ''];
   if (!change) throw new UsageError('facility create|suspend|resume|deactivate');
   const { positionals } = parse(rest, {});
-  if (positionals.length !== 1) throw new UsageError(`facility ${action} ID`);
+  if (positionals.length === 0) throw new UsageError(`facility ${action} ID`);
+  noPositionals(positionals.slice(1));
   const facilityId = integerArg(positionals[0]!, 'ID');
   const { changed } = await write(runtime, (ctx) => change(runtime.deps, { facilityId }, ctx));
   return { json: { id: facilityId, changed }, text: changed ? `facility ${facilityId}: ${action}d` : `facility ${facilityId}: no change` };
@@ -163,31 +178,28 @@ async function facility(runtime: Runtime, args: string[]): Promise<Result> {
 async function apikey(runtime: Runtime, args: string[]): Promise<Result> {
   const [action, ...rest] = args;
   if (action === 'create') {
-    const { values } = parse(rest, {
+    const { values, positionals } = parse(rest, {
       org: { type: 'string' },
       user: { type: 'string' },
       scopes: { type: 'string' },
       'expires-at': { type: 'string' },
       'allow-ip': { type: 'string', multiple: true },
     });
-    const { keyId, apiKey } = await write(runtime, (ctx) =>
-      createApiKey(
-        runtime.deps,
-        {
-          orgId: integerArg(required(values, 'org'), '--org'),
-          userId: integerArg(required(values, 'user'), '--user'),
-          scopes: required(values, 'scopes').split(',').map((s) => s.trim()).filter(Boolean),
-          expiresAt: optional(values, 'expires-at') ?? null,
-          allowedIps: list(values, 'allow-ip'),
-        },
-        ctx,
-      ),
-    );
+    noPositionals(positionals);
+    const input = {
+      orgId: integerArg(required(values, 'org'), '--org'),
+      userId: integerArg(required(values, 'user'), '--user'),
+      scopes: required(values, 'scopes').split(',').map((s) => s.trim()).filter(Boolean),
+      expiresAt: optional(values, 'expires-at') ?? null,
+      allowedIps: list(values, 'allow-ip'),
+    };
+    const { keyId, apiKey } = await write(runtime, (ctx) => createApiKey(runtime.deps, input, ctx));
     return { json: { id: keyId, api_key: apiKey }, text: `API key ${keyId} created; shown once:\n${apiKey}` };
   }
   if (action === 'revoke') {
     const { positionals } = parse(rest, {});
-    if (positionals.length !== 1) throw new UsageError('apikey revoke ID');
+    if (positionals.length === 0) throw new UsageError('apikey revoke ID');
+    noPositionals(positionals.slice(1));
     const keyId = positionals[0]!;
     const { revoked } = await write(runtime, (ctx) => revokeApiKey(runtime.deps, { keyId }, ctx));
     return { json: { id: keyId, revoked }, text: revoked ? `API key ${keyId} revoked` : `API key ${keyId} was already revoked` };
@@ -196,10 +208,6 @@ async function apikey(runtime: Runtime, args: string[]): Promise<Result> {
 }
 
 const CLIENT_TYPES = ['public', 'confidential'] as const;
-
-function noPositionals(positionals: readonly string[]): void {
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-}
 
 function clientToJson(row: Omit<OAuthClientRow, 'org_id' | 'secret_hash' | 'deleted'>) {
   return {
@@ -354,12 +362,16 @@ async function projections(runtime: Runtime, args: string[], json: boolean): Pro
   const [action, ...rest] = args;
   const deps = { knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger: quietLogger };
   if (action === 'status') {
-    parse(rest, {});
+    noPositionals(parse(rest, {}).positionals);
     const report = await projectionStatus(deps);
     return { json: statusToJson(report), text: formatStatus(report) };
   }
   if (action === 'rebuild') {
     const { positionals } = parse(rest, {});
+    // Checked before rebuilding anything: an unknown name is a usage error, not a failed rebuild.
+    const known = ALL_PROJECTIONS.map((p) => p.name);
+    const unknown = positionals.find((name) => !known.includes(name));
+    if (unknown !== undefined) throw new UsageError(`unknown projection "${unknown}"; known: ${known.join(', ')}`);
     const bar = json ? null : new ProgressBar({ label: 'rebuild' });
     const result = await rebuildProjections(positionals.length ? positionals : undefined, deps, {
       onProgress: (p) => bar?.update({ fraction: p.fraction, detail: `${p.events.toLocaleString('en')} events, ${p.phase}` }),
@@ -383,7 +395,8 @@ async function projections(runtime: Runtime, args: string[], json: boolean): Pro
 async function events(runtime: Runtime, args: string[], io: Io): Promise<void> {
   const [action, ...rest] = args;
   if (action !== 'export') throw new UsageError('events export [--stream S] [--from POSITION]');
-  const { values } = parse(rest, { stream: { type: 'string' }, from: { type: 'string' } });
+  const { values, positionals } = parse(rest, { stream: { type: 'string' }, from: { type: 'string' } });
+  noPositionals(positionals);
   const stream = optional(values, 'stream');
   const from = optional(values, 'from');
   let count = 0;
@@ -407,7 +420,7 @@ async function events(runtime: Runtime, args: string[], io: Io): Promise<void> {
     for (;;) {
       const page = await runtime.store.readStream(stream, { fromRevision: fromRevision + count, maxCount: 1000 });
       page.forEach(print);
-      if (page.length < 1000) break;
+      if (page.length < 1000 || io.closed?.()) break;
     }
   } else {
     let after = START;
@@ -421,13 +434,14 @@ async function events(runtime: Runtime, args: string[], io: Io): Promise<void> {
     for (;;) {
       const page = await runtime.store.readAll({ after, maxCount: 1000 });
       page.forEach(print);
-      if (page.length === 0) break;
+      if (page.length === 0 || io.closed?.()) break;
       after = page.at(-1)!.position;
     }
   }
 }
 
 export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  if (io === stdio) watchStdout();
   const json = argv.includes('--json');
   const [group, ...rest] = argv;
   if (!group || group === '--help' || group === 'help' || group === '-h') {
@@ -465,11 +479,17 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
     const message = (error instanceof Error ? error.message : String(error)) + (details ? `: ${details.join('; ')}` : '');
     const code = error instanceof UsageError ? 2 : 1;
     if (json) {
-      const kind = error instanceof DomainError ? error.code : error instanceof UsageError ? 'usage' : error instanceof ConfigError ? 'config' : 'failed';
+      const kind =
+        error instanceof DomainError ? error.code
+        : error instanceof UsageError ? 'usage'
+        : error instanceof ConfigError ? 'config'
+        : error instanceof DatabaseUnreachable ? 'unavailable'
+        : 'failed';
       io.out(JSON.stringify({ error: kind, message, ...(details ? { details } : {}) }));
     }
     else io.err(`guestpass: ${message}`);
-    if (!(error instanceof DomainError || error instanceof UsageError || error instanceof ConfigError)) {
+    // A stack trace is for a bug; every expected failure is said in its one line above.
+    if (!(error instanceof DomainError || error instanceof UsageError || error instanceof ConfigError || error instanceof DatabaseUnreachable)) {
       io.err((error as Error)?.stack ?? '');
     }
     return code;

@@ -52,6 +52,41 @@ export async function keyEncryptionKey(config: Pick<Config, 'oauthKeyEncryptionK
 
 const EMBEDDED_DATABASE = 'guestpass';
 
+/** The database cannot be reached (closed port, unknown host, missing database, refused login). */
+export class DatabaseUnreachable extends Error {
+  override readonly name = 'DatabaseUnreachable';
+}
+
+/** host:port/database of a connection string, never its credentials. */
+function describeDatabase(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.host || 'localhost'}${u.pathname}`;
+  } catch {
+    return 'in DATABASE_URL';
+  }
+}
+
+/**
+ * Connects once before the pool does: a database that cannot be reached is then one clear line,
+ * not the pool's logged retries and stack traces.
+ */
+async function checkReachable(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  // A server that drops the connection after it opened must not become an unhandled 'error'.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (error) {
+    // `localhost` tries ::1 and 127.0.0.1: refused on both, the AggregateError's own message is empty.
+    const e = error as Error & { code?: string; errors?: Error[] };
+    const why = e.message || e.errors?.map((x) => x.message).join('; ') || e.code || String(error);
+    throw new DatabaseUnreachable(`cannot connect to the database ${describeDatabase(url)}: ${why}`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 async function reachable(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
   try {
@@ -96,6 +131,7 @@ async function resolveDatabase(config: Config, logger: Logger): Promise<{ url: s
 
 export async function openRuntime(config: Config, logger: Logger): Promise<Runtime> {
   const { url, embedded } = await resolveDatabase(config, logger);
+  if (!embedded) await checkReachable(url);
   const knex = createKnex(url, { max: 10 });
   try {
     await migrateToLatest(knex);

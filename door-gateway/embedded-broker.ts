@@ -3,7 +3,7 @@
 // finds it, as the CLI finds the embedded PostgreSQL.
 import net from 'node:net';
 import path from 'node:path';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { Aedes } from 'aedes';
 
 export interface EmbeddedBroker {
@@ -41,7 +41,17 @@ export async function startEmbeddedBroker(options: { host?: string; port?: numbe
   });
   const port = (server.address() as net.AddressInfo).port;
   const url = `mqtt://${host}:${port}`;
-  if (options.dataDir) await writeFile(embeddedBrokerUrlFile(options.dataDir), url + '\n', { mode: 0o600 });
+  if (options.dataDir) {
+    try {
+      // The data folder may not exist yet: a first `npm start` with DATABASE_URL creates nothing else there.
+      await mkdir(options.dataDir, { recursive: true });
+      await writeFile(embeddedBrokerUrlFile(options.dataDir), url + '\n', { mode: 0o600 });
+    } catch (error) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => broker.close(() => resolve()));
+      throw error;
+    }
+  }
   return {
     url,
     dropClients() {

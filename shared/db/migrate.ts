@@ -1,6 +1,7 @@
 // Migrations are numbered modules listed here (so they load the same from TypeScript and from
 // the build) and never edited once landed.
 import type { Knex } from 'knex';
+import pg from 'pg';
 
 export interface Migration {
   readonly name: string;
@@ -30,7 +31,39 @@ class ListedMigrations implements Knex.MigrationSource<Migration> {
   }
 }
 
+/** The knex's connection settings (createKnex gives `{ connectionString }`), for a client of its own. */
+function connectionOf(knex: Knex): pg.ClientConfig {
+  const connection: unknown = knex.client.config.connection;
+  if (typeof connection === 'string') return { connectionString: connection };
+  if (connection && typeof connection === 'object') return connection as pg.ClientConfig;
+  throw new Error('migrateToLatest needs a knex whose connection is a string or an object');
+}
+
+/** Key of the session advisory lock that serializes migrators of one database (any fixed bigint). */
+const MIGRATION_LOCK_KEY = 7_302_517_446_001;
+
+/**
+ * Several processes may start on one fresh database at once (docker-compose's services). knex's
+ * own lock is a row in a table it creates first, so racing migrators fail with `relation
+ * "knex_migrations_lock" already exists` or "Migration table is already locked". A PostgreSQL
+ * advisory lock, held on a connection of its own (the pool may have only one), makes them wait
+ * their turn instead; the later ones find nothing left to do. PostgreSQL releases it if this
+ * process dies.
+ */
 export async function migrateToLatest(knex: Knex): Promise<void> {
   const loaded = await Promise.all(migrations.map((load) => load()));
-  await knex.migrate.latest({ migrationSource: new ListedMigrations(loaded), tableName: 'knex_migrations' });
+  const lock = new pg.Client(connectionOf(knex));
+  // An error on the idle lock connection (server restart) must not crash the process; the migration's own queries report it.
+  lock.on('error', () => undefined);
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+    try {
+      await knex.migrate.latest({ migrationSource: new ListedMigrations(loaded), tableName: 'knex_migrations' });
+    } finally {
+      await lock.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    }
+  } finally {
+    await lock.end().catch(() => undefined);
+  }
 }

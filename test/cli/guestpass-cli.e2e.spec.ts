@@ -1,14 +1,17 @@
 import { expect } from 'chai';
+import os from 'node:os';
+import path from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { main, type Io } from '../../cli/guestpass.js';
 import { freshDatabase } from '../support/database.js';
 
-/** Runs the CLI in-process against one database, capturing what it prints. */
-function cli(databaseUrl: string) {
+/** Runs the CLI in-process against one database and data folder, capturing what it prints. */
+function cli(databaseUrl: string, dataDir: string) {
   return async (...argv: string[]) => {
     const out: string[] = [];
     const err: string[] = [];
     const io: Io = { out: (l) => out.push(l), err: (l) => err.push(l) };
-    const code = await main(argv, io, { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', PROJECTION_WAIT_MS: '5000' });
+    const code = await main(argv, io, { DATABASE_URL: databaseUrl, GUESTPASS_DATA_DIR: dataDir, LOG_LEVEL: 'silent', PROJECTION_WAIT_MS: '5000' });
     return { code, out, err, json: () => JSON.parse(out.at(-1) ?? 'null') as Record<string, unknown> };
   };
 }
@@ -16,10 +19,14 @@ function cli(databaseUrl: string) {
 describe('operator CLI (npx guestpass)', function () {
   this.timeout(60_000);
   let run: ReturnType<typeof cli>;
+  let dataDir: string;
 
   before(async () => {
-    run = cli(await freshDatabase('cli'));
+    // No embedded broker recorded here: the door commands find no MQTT broker.
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'guestpass-cli-'));
+    run = cli(await freshDatabase('cli'), dataDir);
   });
+  after(() => rm(dataDir, { recursive: true, force: true }));
 
   it('creates an organization, an admin, a facility and an API key, printing one JSON object each', async () => {
     const org = await run('org', 'create', '--name', 'Acme', '--invite-allowance', '25', '--json');
@@ -109,5 +116,64 @@ describe('operator CLI (npx guestpass)', function () {
 
     const unknown = await run('frobnicate');
     expect(unknown.code).to.equal(2);
+  });
+
+  it('refuses a word no option takes, naming it, rather than dropping it (an unquoted `--name Acme Corp`)', async () => {
+    const refused = [
+      ['org', 'create', '--name', 'Acme', 'Corp'],
+      ['user', 'create', '--org', '1', '--email', 'mary@acme.test', '--first-name', 'Mary', 'Corp', '--last-name', 'Ann'],
+      ['facility', 'create', '--org', '1', '--name', 'Side', 'Corp'],
+      ['facility', 'suspend', '1', 'Corp'],
+      ['apikey', 'create', '--org', '1', '--user', '1', '--scopes', 'org:passes:read', 'Corp'],
+      ['apikey', 'revoke', 'key', 'Corp'],
+      ['events', 'export', 'Corp'],
+      ['projections', 'status', 'Corp'],
+      ['door', 'scan', '--facility', '1', '--qr', 'abc', 'Corp'],
+      ['door', 'simulate', '--facility', '1', 'Corp'],
+    ];
+    for (const argv of refused) {
+      const result = await run(...argv, '--json');
+      expect(result.code, argv.join(' ')).to.equal(2);
+      expect(result.json(), argv.join(' ')).to.deep.include({ error: 'usage' });
+      expect(result.json().message, argv.join(' ')).to.match(/unexpected argument "Corp"/);
+    }
+
+    // Quoted, the value keeps its spaces.
+    const quoted = await run('org', 'create', '--name', 'Acme Corp', '--json');
+    expect(quoted.code, quoted.err.join('\n')).to.equal(0);
+    const exported = await run('events', 'export', '--stream', `organization-${quoted.json().id}`);
+    expect((JSON.parse(exported.out[0]!) as { data: { name: string } }).data.name).to.equal('Acme Corp');
+  });
+
+  it('refuses an unknown projection name as a usage error listing the known ones, before rebuilding anything', async () => {
+    const result = await run('projections', 'rebuild', 'facilities', 'nosuch');
+    expect(result.code).to.equal(2);
+    const said = result.err.join('\n');
+    expect(said).to.match(/unknown projection "nosuch"; known: .*pass_list.*facilities/);
+    expect(said).not.to.match(/\n\s+at /);
+    const json = await run('projections', 'rebuild', 'nosuch', '--json');
+    expect(json.code).to.equal(2);
+    expect(json.json()).to.deep.include({ error: 'usage' });
+  });
+
+  it('answers the door commands\' errors in JSON with --json, as every other command', async () => {
+    const usage = await run('door', 'scan', '--json');
+    expect(usage.code).to.equal(2);
+    expect(usage.out).to.have.length(1);
+    expect(usage.json()).to.deep.equal({ error: 'usage', message: '--facility is required' });
+    expect(usage.err).to.deep.equal([]);
+
+    const noBroker = await run('door', 'scan', '--facility', '1', '--qr', 'abc', '--json');
+    expect(noBroker.code).to.equal(1);
+    expect(noBroker.out).to.have.length(1);
+    expect(noBroker.json()).to.deep.include({ error: 'failed' });
+    expect(noBroker.json().message).to.match(/^no MQTT broker/);
+    expect(noBroker.err).to.deep.equal([]);
+
+    // Without --json: one line on stderr, as the other commands print it.
+    const text = await run('door', 'scan', '--facility', '1', '--qr', 'abc');
+    expect(text.code).to.equal(1);
+    expect(text.out).to.deep.equal([]);
+    expect(text.err).to.deep.equal(['guestpass: no MQTT broker: set MQTT_URL, or start the server (npm start) to use its embedded broker']);
   });
 });
