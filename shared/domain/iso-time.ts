@@ -29,9 +29,13 @@ export interface ParsedInstant {
   readonly hasZone: boolean;
 }
 
+/** The last instant with a four-digit year in UTC: a later one has no `YYYY-...Z` form to store. */
+export const LATEST_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 /**
  * `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM]`, real calendar dates and clock times
- * only. A time with no zone, and a date alone (its 00:00), are read as UTC. Null when malformed.
+ * only. A time with no zone, and a date alone (its 00:00), are read as UTC. Null when malformed,
+ * or past LATEST_INSTANT_MS (9999-12-31T23:00-02:00 is in the year 10000 in UTC).
  */
 export function parseIsoInstant(text: string): ParsedInstant | null {
   const m = INSTANT.exec(text);
@@ -48,9 +52,7 @@ export function parseIsoInstant(text: string): ParsedInstant | null {
     if (oh > 23 || om > 59) return null;
     offsetMinutes = (zone.startsWith('-') ? -1 : 1) * (oh * 60 + om);
   }
-  return {
-    time: utcMillis(year, month, day, hour, minute, second, ms) - offsetMinutes * 60_000,
-    dateOnly: m[4] === undefined,
-    hasZone: zone !== undefined,
-  };
+  const time = utcMillis(year, month, day, hour, minute, second, ms) - offsetMinutes * 60_000;
+  if (time > LATEST_INSTANT_MS) return null;
+  return { time, dateOnly: m[4] === undefined, hasZone: zone !== undefined };
 }

@@ -214,7 +214,7 @@ export function parseCreatePassRequest(body: unknown, now: Date): CreatePassInpu
   const accessText = cleanString(b.access_until);
   if (accessText !== null) {
     const until = parseIsoInstant(accessText);
-    if (!until) fail([`access_until ${accessText} is not a real date or time`]);
+    if (!until) fail([`access_until ${accessText} is not a real date or time up to 9999-12-31`]);
     validUntil = until.dateOnly ? until.time + END_OF_DAY_MS : until.time;
     if (validUntil < dayStart) fail(['access_until must not precede arrival_date']);
     if (validUntil <= validFrom) fail(['access_until must be after the arrival time']);

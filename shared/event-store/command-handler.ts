@@ -4,6 +4,7 @@ import type { Actor, AppendResult, EventStore, NewEvent, Position, RecordedEvent
 import { START, WrongExpectedVersion } from './event-store.js';
 import { schemaVersionOf } from '../domain/event-schemas.js';
 import { batchPerTurn } from '../db/turn-batch.js';
+import { InvalidEventError } from './validating-event-store.js';
 
 /** Who asked, and why: becomes every appended event's metadata. */
 export interface CommandContext {
@@ -45,7 +46,10 @@ function cacheKey(streamName: string, evolve: object): string {
   return `${id}:${streamName}`;
 }
 
-const MAX_ATTEMPTS = 8;
+// Each lost race means another writer got its events in, so retrying is progress; a short random
+// pause from the third attempt on keeps processes that collide from colliding again in step.
+const MAX_ATTEMPTS = 16;
+const MAX_RETRY_PAUSE_MS = 20;
 /** Commands on one stream decided together and written in one append, at most. */
 const MAX_BATCH = 64;
 
@@ -156,20 +160,15 @@ export class CommandHandler {
         else i++;
       }
       try {
-        for (const outcome of await this.run(streamName, decider, batch)) {
-          if (outcome.error !== undefined) {
-            outcome.pending.reject(outcome.error);
-          } else {
-            outcome.pending.resolve({
-              events: outcome.events,
-              nextExpectedRevision: outcome.revisionAfter,
-              position: outcome.position,
-              state: outcome.state,
-            });
-          }
-        }
+        settle(await this.run(streamName, decider, batch));
       } catch (error) {
-        for (const pending of batch) pending.reject(error);
+        if (batch.length > 1 && error instanceof InvalidEventError && error.operation === 'append') {
+          // Refused before anything was written: one command's events (a bug, or input no check
+          // caught) must not fail the others decided with it, so each is tried alone.
+          for (const pending of batch) await this.run(streamName, decider, [pending]).then(settle, pending.reject);
+        } else {
+          for (const pending of batch) pending.reject(error);
+        }
       }
     }
     this.queues.delete(streamName);
@@ -212,6 +211,7 @@ export class CommandHandler {
         return outcomes.map((o) => ({ ...o, position: o.events.length > 0 ? result.position : START }));
       } catch (error) {
         if (!(error instanceof WrongExpectedVersion) || attempt >= MAX_ATTEMPTS) throw error;
+        if (attempt >= 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * MAX_RETRY_PAUSE_MS));
         // The cached state stays true at its revision, so the next load reads only what the winner
         // appended; only a stream that went backwards (deleted by an operator) is folded again.
         const actual = error.actual;
@@ -228,6 +228,21 @@ export class CommandHandler {
     if (this.cache.size > this.maxCachedStreams) {
       const oldest = this.cache.keys().next().value;
       if (oldest !== undefined) this.cache.delete(oldest);
+    }
+  }
+}
+
+function settle(outcomes: ReadonlyArray<Outcome & { position: Position }>): void {
+  for (const outcome of outcomes) {
+    if (outcome.error !== undefined) {
+      outcome.pending.reject(outcome.error);
+    } else {
+      outcome.pending.resolve({
+        events: outcome.events,
+        nextExpectedRevision: outcome.revisionAfter,
+        position: outcome.position,
+        state: outcome.state,
+      });
     }
   }
 }

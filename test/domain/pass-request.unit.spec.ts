@@ -228,6 +228,12 @@ describe('create pass request', () => {
       rejectsWith({ arrival_time: '12:00', access_until: '2026-03-02T12:00' }, /access_until must be after the arrival time/);
     });
 
+    it('ends by 9999-12-31 in UTC, the last instant the log can hold', () => {
+      expect(parse({ access_until: '9999-12-31' }).validUntil).to.equal('9999-12-31T23:59:59.999Z');
+      expect(parse({ access_until: '9999-12-31T23:00+02:00' }).validUntil).to.equal('9999-12-31T21:00:00.000Z');
+      rejectsWith({ access_until: '9999-12-31T23:00-02:00' }, /access_until 9999-12-31T23:00-02:00 is not a real date or time up to 9999-12-31/);
+    });
+
     it('refuses malformed values and impossible dates', () => {
       rejectsWith({ access_until: 'tomorrow' }, /access_until must be YYYY-MM-DD/);
       rejectsWith({ access_until: '2026-03-02 18:00' }, /access_until must be YYYY-MM-DD/);

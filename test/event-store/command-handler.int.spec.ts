@@ -11,6 +11,7 @@ import type {
   RecordedEvent,
 } from '../../shared/event-store/event-store.js';
 import { createPostgresEventStore } from '../../shared/event-store/postgres-event-store.js';
+import { InvalidEventError, ValidatingEventStore } from '../../shared/event-store/validating-event-store.js';
 import { migratedDatabaseUrl } from '../support/database.js';
 import { uniqueStream } from './contract.js';
 
@@ -160,6 +161,33 @@ describe('command handler over the PostgreSQL event store', function () {
     expect(stored.map((e) => (e.data as ItemAdded['data']).index)).to.deep.equal([...Array(CAPACITY).keys()]);
     // Each event keeps the metadata of the request that caused it.
     for (const e of stored.slice(1)) expect(e.metadata.correlationId).to.equal(`request-${(e.data as ItemAdded['data']).item}`);
+  });
+
+  it('fails only the command whose events are invalid when commands decided together are refused before the append', async () => {
+    const stream = uniqueStream('list');
+    // Items named "bad" fail the schema, as an event a bug (or an unchecked input) shaped wrongly would.
+    const schemas = {
+      validate: (_type: string, _version: number, data: unknown) => {
+        if ((data as ItemAdded['data']).item === 'bad') throw new Error('item must not be "bad"');
+      },
+      upcast: (_type: string, schemaVersion: number, data: unknown) => ({ schemaVersion, data }),
+    };
+    const recording = new RecordingStore(new ValidatingEventStore(createPostgresEventStore(url, { maxConnections: 4 }), schemas));
+    stores.push(recording);
+    const handler = new CommandHandler(recording, 10_000, () => 1);
+    await handler.handle(stream, listDecider, { type: 'AddItem', item: 'first' }, context());
+    let release!: () => void;
+    recording.beforeNextAppend = () => new Promise<void>((resolve) => (release = resolve));
+    const head = handler.handle(stream, listDecider, { type: 'AddItem', item: 'head' }, context());
+    const queued = ['a', 'bad', 'b'].map((item) => handler.handle(stream, listDecider, { type: 'AddItem', item }, context()));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    const results = await Promise.allSettled([head, ...queued]);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((results[2] as PromiseRejectedResult).reason).to.be.instanceOf(InvalidEventError);
+    const stored = await recording.readStream(stream);
+    expect(stored.map((e) => (e.data as ItemAdded['data']).item)).to.deep.equal(['first', 'head', 'a', 'b']);
+    expect(stored.map((e) => (e.data as ItemAdded['data']).index)).to.deep.equal([0, 1, 2, 3]);
   });
 
   it('reads the streams loaded side by side in one round trip', async () => {
