@@ -75,6 +75,12 @@ export class EventStoreDbEventStore implements EventStore {
         ),
         { expectedRevision },
       );
+      if (!result.success) {
+        // A client built with throwOnAppendFailure=false (a connection-string option) reports a
+        // conflict this way instead of throwing; its revision is not reliable, the stream's is.
+        const [last] = await this.readStream(streamName, { direction: 'backwards', maxCount: 1 });
+        throw new WrongExpectedVersion(streamName, expected, last ? last.revision : 'no_stream');
+      }
       const position = result.position ?? (await this.positionOf(streamName, result.nextExpectedRevision));
       return { nextExpectedRevision: Number(result.nextExpectedRevision), position };
     } catch (error) {
@@ -197,8 +203,10 @@ function isSystemEvent(event: ClientEvent): boolean {
 }
 
 function toRecordedEvent(event: ClientEvent, commitPosition?: bigint): RecordedEvent {
-  // Stream reads carry the record's position from server 22.6 on; before that only a commit position.
-  const position = event.position ?? (commitPosition !== undefined ? { commit: commitPosition, prepare: commitPosition } : null);
+  // Stream reads carry the record's position from server 22.6 on; older servers send zeros (the
+  // client's default), and no event of the log is at 0/0, so that is read as "none".
+  const given = event.position && (event.position.commit !== 0n || event.position.prepare !== 0n) ? event.position : undefined;
+  const position = given ?? (commitPosition !== undefined ? { commit: commitPosition, prepare: commitPosition } : null);
   if (!position) throw new Error(`EventStoreDB returned no position for event ${event.id} (server older than 22.6?)`);
   if (!event.isJson) throw new Error(`event ${event.id} in ${event.streamId} is not JSON`);
   return {
@@ -238,7 +246,14 @@ class CatchUpSubscription implements Subscription {
     private readonly options: SubscribeOptions,
     onDone: () => void,
   ) {
-    this.done = this.run().finally(onDone);
+    // An error outside the handler (an event that cannot be read) ends the subscription like a
+    // failing handler, reported; it must never be an unhandled rejection.
+    this.done = this.run()
+      .catch((error: unknown) => {
+        this.stopped = true;
+        this.report(error);
+      })
+      .finally(onDone);
   }
 
   async stop(): Promise<void> {
@@ -322,7 +337,11 @@ class CatchUpSubscription implements Subscription {
   }
 
   private report(error: unknown): void {
-    if (this.options.onError) this.options.onError(error);
-    else console.error('event store subscription:', error instanceof Error ? error.message : String(error));
+    try {
+      if (this.options.onError) this.options.onError(error);
+      else console.error('event store subscription:', error instanceof Error ? error.message : String(error));
+    } catch {
+      // a failing error listener must not take the subscription's loop down with it
+    }
   }
 }
