@@ -1,6 +1,7 @@
 // Where the door-gateway keeps its records (tables of migration 004): PostgreSQL in every real
 // deployment; in memory for unit tests and benchmarks that measure the link alone.
 import type { Knex } from 'knex';
+import type pg from 'pg';
 import type { CredentialRecord } from './credential-state.js';
 
 export interface AckRecord {
@@ -31,7 +32,15 @@ export interface DoorCredentialStore {
   recordAcks(acks: readonly AckRecord[]): Promise<void>;
   recordControllerStatus(status: ControllerStatusRecord): Promise<void>;
   recordResync(facilityId: number, controllerId: string, at: string): Promise<void>;
+  /**
+   * Waits until this is the one active gateway of the deployment, and holds that until the
+   * returned release is called; `onLost` hears it if it is lost before (the connection broke).
+   */
+  holdLeadership(onLost: (error: Error) => void): Promise<() => Promise<void>>;
 }
+
+/** Key of the session advisory lock only the active gateway holds (any fixed bigint). */
+const GATEWAY_LOCK_KEY = 7_302_517_446_002;
 
 interface CredentialRow {
   credential_id: string;
@@ -85,6 +94,30 @@ function toRow(r: CredentialRecord) {
 
 export class KnexDoorCredentialStore implements DoorCredentialStore {
   constructor(private readonly knex: Knex) {}
+
+  // A session lock on a connection of its own: PostgreSQL releases it when the holder's process
+  // dies, so a standby gateway waiting here takes over.
+  async holdLeadership(onLost: (error: Error) => void): Promise<() => Promise<void>> {
+    const client = (await this.knex.client.acquireRawConnection()) as pg.Client;
+    let released = false;
+    const lost = (error: Error) => {
+      if (!released) onLost(error);
+      released = true;
+    };
+    client.on('error', lost);
+    client.on('end', () => lost(new Error('the connection holding the gateway lock ended')));
+    try {
+      await client.query('SELECT pg_advisory_lock($1::bigint)', [GATEWAY_LOCK_KEY]);
+    } catch (error) {
+      released = true;
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    return async () => {
+      released = true;
+      await client.end().catch(() => undefined); // ending the session releases the lock
+    };
+  }
 
   async load(credentialIds: readonly string[]): Promise<Map<string, CredentialRecord>> {
     const out = new Map<string, CredentialRecord>();
@@ -153,46 +186,5 @@ export class KnexDoorCredentialStore implements DoorCredentialStore {
     await this.knex('door_controllers')
       .where({ facility_id: facilityId, controller_id: controllerId })
       .update({ last_resync_at: at, resyncs: this.knex.raw('resyncs + 1') });
-  }
-}
-
-export class MemoryDoorCredentialStore implements DoorCredentialStore {
-  readonly records = new Map<string, CredentialRecord>();
-  readonly acks: AckRecord[] = [];
-  readonly controllers = new Map<string, ControllerStatusRecord & { resyncs: number }>();
-
-  async load(credentialIds: readonly string[]): Promise<Map<string, CredentialRecord>> {
-    const out = new Map<string, CredentialRecord>();
-    for (const id of credentialIds) {
-      const r = this.records.get(id);
-      if (r) out.set(id, r);
-    }
-    return out;
-  }
-
-  async save(records: readonly CredentialRecord[]): Promise<void> {
-    for (const r of records) {
-      const held = this.records.get(r.credentialId);
-      if (!held || held.version <= r.version) this.records.set(r.credentialId, r);
-    }
-  }
-
-  async loadActive(): Promise<CredentialRecord[]> {
-    return [...this.records.values()].filter((r) => r.state === 'active');
-  }
-
-  async recordAcks(acks: readonly AckRecord[]): Promise<void> {
-    this.acks.push(...acks);
-    if (this.acks.length > 100_000) this.acks.splice(0, this.acks.length - 100_000);
-  }
-
-  async recordControllerStatus(s: ControllerStatusRecord): Promise<void> {
-    const key = `${s.facilityId}/${s.controllerId}`;
-    this.controllers.set(key, { ...s, resyncs: this.controllers.get(key)?.resyncs ?? 0 });
-  }
-
-  async recordResync(facilityId: number, controllerId: string): Promise<void> {
-    const held = this.controllers.get(`${facilityId}/${controllerId}`);
-    if (held) held.resyncs++;
   }
 }

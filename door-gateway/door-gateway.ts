@@ -130,6 +130,7 @@ export class DoorGateway extends EventEmitter {
   private collecting: ((topic: string, payload: Buffer, retain: boolean) => void) | null = null;
   private linkReady: Promise<void> = Promise.resolve();
   private stopping = false;
+  private releaseLeadership: (() => Promise<void>) | null = null;
   private readonly counters = { eventsApplied: 0, published: 0, acks: 0, resyncs: 0, accessForwarded: 0, reconciliations: 0, expired: 0 };
 
   constructor(private readonly options: DoorGatewayOptions) {
@@ -142,7 +143,19 @@ export class DoorGateway extends EventEmitter {
     return { ...this.counters };
   }
 
+  /**
+   * Waits to be the deployment's only active gateway, then starts. Each gateway keeps its own
+   * allow-lists in memory and repairs controllers and the broker's retained lists from them: two
+   * active at once would undo each other's changes (a revoked pass sent back to the doors). A
+   * second one is a standby that takes over when the active one's process ends.
+   */
   async start(): Promise<void> {
+    this.log.info('waiting to be the active door-gateway (a standby while another one runs)');
+    this.releaseLeadership = await this.options.store.holdLeadership((error) => {
+      if (this.stopping) return;
+      this.log.error({ err: error }, 'door-gateway lost its lock on being the only active one; stopping');
+      void this.stop().finally(() => this.emit('leadership-lost', error));
+    });
     for (const record of await this.options.store.loadActive()) this.lists.set(record);
     const base = this.options.clientId ?? `guestpass-door-gateway-${hostname()}`.replace(/[^A-Za-z0-9_.-]/g, '-');
     const timeout = this.options.connectTimeoutMs ?? 60_000;
@@ -230,6 +243,9 @@ export class DoorGateway extends EventEmitter {
     this.link = null;
     this.monitor = null;
     this.access = null;
+    // Last: a standby starts only once this one publishes nothing more.
+    await this.releaseLeadership?.();
+    this.releaseLeadership = null;
   }
 
   // -------------------------------------------------------------------------------------------

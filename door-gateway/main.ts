@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   await reactor.start();
 
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, code = 0) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'door-gateway stopping');
@@ -48,8 +48,10 @@ async function main(): Promise<void> {
     await bus.close();
     await store.close();
     await knex.destroy();
-    process.exit(0);
+    process.exit(code);
   };
+  // Restarted (compose's restart policy), it waits as a standby until it is the only active one again.
+  gateway.on('leadership-lost', () => void shutdown('lost the active-gateway lock', 1));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }

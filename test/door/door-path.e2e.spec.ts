@@ -5,11 +5,12 @@ import { expect } from 'chai';
 import { PASS_EVENTS_TOPIC, DOOR_EVENTS_TOPIC } from '../../shared/pass-bus/pass-bus.js';
 import { toPassEventMessage } from '../../shared/pass-bus/pass-event-message.js';
 import { DOOR_EVENT_SCHEMA, toDoorEventMessage } from '../../shared/pass-bus/door-event-message.js';
-import type { AckObservation } from '../../door-gateway/door-gateway.js';
+import { DoorGateway, type AckObservation } from '../../door-gateway/door-gateway.js';
+import { KnexDoorCredentialStore } from '../../door-gateway/credential-store.js';
 import type { Ack } from '../../door-gateway/contract.js';
 import type { ControllerSimulator } from '../../door-gateway/controller-simulator.js';
 import { DoorHarness, uniqueFacilityId, type BrokerKind } from './support/door-harness.js';
-import { requireKafka, requireMosquitto } from './support/door-components.js';
+import { requireKafka, requireMosquitto, testLogger } from './support/door-components.js';
 import { eventually, sleep, testPass, type TestPass } from './fixtures.js';
 
 const holds = (c: ControllerSimulator, p: TestPass) => c.waitFor((x) => x.holds(p.publicId) !== undefined, 15_000, `${p.publicId} held`);
@@ -241,6 +242,43 @@ function scenarios(kind: BrokerKind, title: string) {
       expect(controller.scan({ qrValue: pass.qrValue })).to.include({ result: 'denied', reason: 'expired' });
       const row = await h.knex('door_credentials').where({ credential_id: pass.publicId }).first();
       expect(row.state).to.equal('expired');
+    });
+
+    // Last: it replaces the harness's gateway.
+    it('a second gateway waits as a standby while one is active, and takes over when it stops', async () => {
+      const controller = await h.controller(facility);
+      const first = testPass(facility);
+      await h.createPass(first);
+      await holds(controller, first);
+
+      const standby = new DoorGateway({
+        bus: h.bus,
+        store: new KnexDoorCredentialStore(h.knex),
+        mqttUrl: h.mqttUrl,
+        logger: testLogger,
+        clientId: `${h.gatewayClientId}-standby`,
+        groupId: h.gatewayGroup,
+        expirySweepMs: 200,
+        connectTimeoutMs: 10_000,
+      });
+      let started = false;
+      const starting = standby.start().then(() => (started = true));
+      // It waits on the active gateway's lock, having connected to nothing.
+      await eventually(async () => {
+        const { rows } = await h.knex.raw("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+        expect(rows[0].n).to.equal(1);
+      });
+      expect(started).to.equal(false);
+
+      await h.gateway!.stop();
+      await starting;
+      h.gateway = standby; // stopped with the harness
+      const second = testPass(facility);
+      await h.createPass(second);
+      await holds(controller, second);
+      await h.revokePass(first);
+      await dropped(controller, first);
+      expect(controller.scan({ qrValue: first.qrValue })).to.include({ result: 'denied', reason: 'revoked' });
     });
   });
 }
