@@ -72,6 +72,16 @@ export async function startDoorPath(deps: DoorPathDeps, options: DoorPathOptions
     stops.push(() => bus.close());
     await bus.ensureTopics();
 
+    // The reactor first: the in-process bus keeps nothing for a consumer not yet there, and the
+    // gateway acknowledges scans to the broker once the bus has them.
+    let reactor: DoorAccessReactor | null = null;
+    if (options.reactor ?? true) {
+      reactor = new DoorAccessReactor({ bus, store: deps.store, knex: deps.knex, logger });
+      await reactor.start();
+      const started = reactor;
+      stops.push(() => started.stop());
+    }
+
     const gateway = new DoorGateway({
       bus,
       store: new KnexDoorCredentialStore(deps.knex),
@@ -81,14 +91,6 @@ export async function startDoorPath(deps: DoorPathDeps, options: DoorPathOptions
     });
     await gateway.start();
     stops.push(() => gateway.stop());
-
-    let reactor: DoorAccessReactor | null = null;
-    if (options.reactor ?? true) {
-      reactor = new DoorAccessReactor({ bus, store: deps.store, knex: deps.knex, logger });
-      await reactor.start();
-      const started = reactor;
-      stops.push(() => started.stop());
-    }
 
     let forwarder: PassEventForwarder | null = null;
     if (options.forwarder ?? true) {
