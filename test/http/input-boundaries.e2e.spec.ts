@@ -3,10 +3,10 @@
 // store (NUL, unpaired surrogates) is a 400 in the family of the endpoint that reads it, and
 // routes match case-sensitively. Never a 500, and nothing written for a refused request.
 import { expect } from 'chai';
-import { startStack, passBody, type ApiResponse, type Stack } from '../support/stack.js';
+import { startStack, passBody, type Stack } from '../support/stack.js';
 import { businessErrorSchema } from '../../shared/http/api-schemas.js';
 import { expectShape } from '../org-api/response-shapes.js';
-import { expectNoStore } from '../support/api-answers.js';
+import { expectBadRequest, expectNoStore, expectNothingWritten as nothingWritten } from '../support/api-answers.js';
 import { bearer, signedInUser, userTenant, type SignedInUser } from '../user-api/user-api-fixtures.js';
 import { Browser, csrfTokenOf } from '../sign-in/support/browser.js';
 
@@ -36,20 +36,7 @@ describe('input boundaries: user API, forms, routing', function () {
     return new Map((res.body.items as Array<{ public_id: string; status: string }>).map((p) => [p.public_id, p.status]));
   }
 
-  /** Runs `refused`, then checks that no event was appended and the list is as it was. */
-  async function expectNothingWritten(refused: () => Promise<void>): Promise<void> {
-    const [head, passes] = [await stack.store.headPosition(), await listed()];
-    await refused();
-    expect(await stack.store.headPosition()).to.deep.equal(head);
-    expect(await listed()).to.deep.equal(passes);
-  }
-
-  function expectBadRequest(res: ApiResponse, error: string, what: string): void {
-    expect(res.status, `${what}: ${res.text}`).to.equal(400);
-    expectShape(res.body, businessErrorSchema, what);
-    expect(res.body, what).to.include({ success: false, error, code: 'validation_failed' });
-    expectNoStore(res, what);
-  }
+  const expectNothingWritten = (refused: () => Promise<void>) => nothingWritten(stack, listed, refused);
 
   async function createdPass(): Promise<string> {
     const res = await send('POST', '/api/v1/passes', passBody(tenant.facilityId));

@@ -2,9 +2,9 @@
 // headers. Every answer is a JSON error of the spec's shapes with Cache-Control: no-store, never
 // a 500 or a stack trace.
 import { expect } from 'chai';
-import { startStack, passBody, type ApiResponse, type Stack, type Tenant } from '../support/stack.js';
+import { startStack, passBody, type Stack, type Tenant } from '../support/stack.js';
 import { businessErrorSchema } from '../../shared/http/api-schemas.js';
-import { expectNoStore } from '../support/api-answers.js';
+import { expectBadRequest, expectNoStore, expectNothingWritten as nothingWritten } from '../support/api-answers.js';
 import { expectShape } from './response-shapes.js';
 
 const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
@@ -29,20 +29,7 @@ describe('organization API: bad input', function () {
     return new Map((res.body.items as Array<{ public_id: string; status: string }>).map((p) => [p.public_id, p.status]));
   }
 
-  /** Runs `refused`, then checks that no event was appended and the list is as it was. */
-  async function expectNothingWritten(refused: () => Promise<void>): Promise<void> {
-    const [head, passes] = [await stack.store.headPosition(), await listed()];
-    await refused();
-    expect(await stack.store.headPosition()).to.deep.equal(head);
-    expect(await listed()).to.deep.equal(passes);
-  }
-
-  function expectBadRequest(res: ApiResponse, error: string, what: string): void {
-    expect(res.status, `${what}: ${res.text}`).to.equal(400);
-    expectShape(res.body, businessErrorSchema, what);
-    expect(res.body, what).to.include({ success: false, error, code: 'validation_failed' });
-    expectNoStore(res, what);
-  }
+  const expectNothingWritten = (refused: () => Promise<void>) => nothingWritten(stack, listed, refused);
 
   it('answers unknown endpoints and methods with a 404 business error', async () => {
     for (const [method, path] of [

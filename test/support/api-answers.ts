@@ -1,13 +1,29 @@
 // Checks of the answers the organization API and the user-delegated API share: never stored,
 // the Bearer challenges of a 401 and a 403 (RFC 6750), and the 429 with every RateLimit header.
 import { expect } from 'chai';
-import { bearerErrorSchema, rateLimitErrorSchema } from '../../shared/http/api-schemas.js';
+import { bearerErrorSchema, businessErrorSchema, rateLimitErrorSchema } from '../../shared/http/api-schemas.js';
 import { expectShape } from '../org-api/response-shapes.js';
-import type { ApiResponse } from './stack.js';
+import type { ApiResponse, Stack } from './stack.js';
 
 /** Every answer under /api is not to be stored by any cache. */
 export function expectNoStore(res: ApiResponse, what = 'response'): void {
   expect(res.headers.get('cache-control'), `${what}: Cache-Control`).to.equal('no-store');
+}
+
+/** The 400 of a refused request: the business error shape with `error` as the message, never stored. */
+export function expectBadRequest(res: ApiResponse, error: string, what: string): void {
+  expect(res.status, `${what}: ${res.text}`).to.equal(400);
+  expectShape(res.body, businessErrorSchema, what);
+  expect(res.body, what).to.include({ success: false, error, code: 'validation_failed' });
+  expectNoStore(res, what);
+}
+
+/** Runs `refused`, then checks that no event was appended and the list (`listed`) is as it was. */
+export async function expectNothingWritten(stack: Stack, listed: () => Promise<unknown>, refused: () => Promise<void>): Promise<void> {
+  const [head, before] = [await stack.store.headPosition(), await listed()];
+  await refused();
+  expect(await stack.store.headPosition()).to.deep.equal(head);
+  expect(await listed()).to.deep.equal(before);
 }
 
 /** The one 401 of every missing, malformed or refused credential: nothing tells the cases apart. */
