@@ -159,7 +159,7 @@ export class KnexDoorCredentialStore implements DoorCredentialStore {
     for (let i = 0; i < rows.length; i += 1000) {
       await this.knex('door_credential_acks')
         .insert(rows.slice(i, i + 1000))
-        .onConflict(['credential_id', 'controller_id', 'version'])
+        .onConflict(['credential_id', 'controller_id', 'version', 'op'])
         .ignore();
     }
   }

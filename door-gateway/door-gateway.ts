@@ -317,7 +317,10 @@ export class DoorGateway extends EventEmitter {
     const link = this.link;
     if (!link) return Promise.reject(new Error('MQTT link not started'));
     const r = action.record;
-    this.pending.set(`${r.credentialId}:${r.version}`, { eventAt: Date.parse(r.eventAt), facilityId: r.facilityId, sentAt: Date.now() });
+    // Keyed by the op too: an expiry removes at the version of the add it ends. Its latency counts
+    // from the end of validity, as no event caused it.
+    const cause = action.kind === 'remove' && action.reason === 'expired' ? r.validUntil : r.eventAt;
+    this.pending.set(`${r.credentialId}:${r.version}:${action.kind}`, { eventAt: Date.parse(cause), facilityId: r.facilityId, sentAt: Date.now() });
     const topic = topics.credential(r.facilityId, r.credentialId);
     if (action.kind === 'upsert') {
       this.counters.published++;
@@ -462,7 +465,7 @@ export class DoorGateway extends EventEmitter {
       return;
     }
     this.counters.acks++;
-    const pending = this.pending.get(`${ack.credential_id}:${ack.version}`);
+    const pending = this.pending.get(`${ack.credential_id}:${ack.version}:${ack.op}`);
     const latencyMs = pending ? now - pending.eventAt : null;
     this.ackBuffer.push({
       credentialId: ack.credential_id,

@@ -16,6 +16,7 @@ const migrations: Array<() => Promise<Migration>> = [
   () => import('./migrations/004_door_path.js').then((m) => m.migration),
   () => import('./migrations/005_oauth_signing_keys.js').then((m) => m.migration),
   () => import('./migrations/006_invitation_ids.js').then((m) => m.migration),
+  () => import('./migrations/007_door_ack_ops.js').then((m) => m.migration),
 ];
 
 class ListedMigrations implements Knex.MigrationSource<Migration> {

@@ -242,6 +242,14 @@ function scenarios(kind: BrokerKind, title: string) {
       expect(controller.scan({ qrValue: pass.qrValue })).to.include({ result: 'denied', reason: 'expired' });
       const row = await h.knex('door_credentials').where({ credential_id: pass.publicId }).first();
       expect(row.state).to.equal('expired');
+      // The removal is acknowledged and recorded apart from the add (both at the add's version).
+      await eventually(async () => {
+        const acks = await h.knex('door_credential_acks').where({ credential_id: pass.publicId, controller_id: controller.controllerId }).orderBy('op');
+        expect(acks.map((a: { op: string; version: number }) => [a.op, a.version])).to.deep.equal([
+          ['remove', row.version],
+          ['upsert', row.version],
+        ]);
+      });
     });
 
     // Last: it replaces the harness's gateway.
