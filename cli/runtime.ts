@@ -67,33 +67,18 @@ function describeDatabase(url: string): string {
   }
 }
 
-/**
- * Connects once before the pool does: a database that cannot be reached is then one clear line,
- * not the pool's logged retries and stack traces.
- */
-async function checkReachable(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+/** Connects once and lets go: null when the database answered, else why not. */
+async function connectionFailure(url: string, timeoutMs: number): Promise<string | null> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
   // A server that drops the connection after it opened must not become an unhandled 'error'.
   client.on('error', () => undefined);
   try {
     await client.connect();
+    return null;
   } catch (error) {
     // `localhost` tries ::1 and 127.0.0.1: refused on both, the AggregateError's own message is empty.
     const e = error as Error & { code?: string; errors?: Error[] };
-    const why = e.message || e.errors?.map((x) => x.message).join('; ') || e.code || String(error);
-    throw new DatabaseUnreachable(`cannot connect to the database ${describeDatabase(url)}: ${why}`);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-async function reachable(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
-  try {
-    await client.connect();
-    return true;
-  } catch {
-    return false;
+    return e.message || e.errors?.map((x) => x.message).join('; ') || e.code || String(error);
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -119,7 +104,7 @@ async function resolveDatabase(config: Config, logger: Logger): Promise<{ url: s
   const urlFile = embeddedUrlFile(config.dataDir);
   if (existsSync(urlFile)) {
     const recorded = (await readFile(urlFile, 'utf8')).trim();
-    if (recorded && (await reachable(recorded))) return { url: recorded, embedded: null };
+    if (recorded && (await connectionFailure(recorded, 1500)) === null) return { url: recorded, embedded: null };
   }
   logger.info({ dataDir: config.dataDir }, 'starting the embedded PostgreSQL server');
   const embedded = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg') });
@@ -131,7 +116,10 @@ async function resolveDatabase(config: Config, logger: Logger): Promise<{ url: s
 
 export async function openRuntime(config: Config, logger: Logger): Promise<Runtime> {
   const { url, embedded } = await resolveDatabase(config, logger);
-  if (!embedded) await checkReachable(url);
+  // Tried once before the pool: an unreachable database is one clear line, not the pool's logged
+  // retries and stack traces.
+  const failure = embedded ? null : await connectionFailure(url, 10_000);
+  if (failure !== null) throw new DatabaseUnreachable(`cannot connect to the database ${describeDatabase(url)}: ${failure}`);
   const knex = createKnex(url, { max: 10 });
   try {
     await migrateToLatest(knex);

@@ -1,5 +1,5 @@
-// Where the door-gateway keeps its records (tables of migration 004): PostgreSQL in every real
-// deployment; in memory for unit tests and benchmarks that measure the link alone.
+// Where the door-gateway keeps its records (tables of migrations 004 and 007), and the lock that
+// makes it the deployment's one active gateway: PostgreSQL.
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import type { CredentialRecord } from './credential-state.js';

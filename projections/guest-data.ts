@@ -59,16 +59,6 @@ export async function openGuestData(
 }
 
 function storableGuest(guest: GuestDetails): GuestDetails {
-  const text = (value: string | null) => (value === null ? null : storableText(value));
-  return {
-    ...guest,
-    firstName: storableText(guest.firstName),
-    lastName: text(guest.lastName),
-    email: text(guest.email),
-    phone: text(guest.phone),
-    country: text(guest.country),
-    vehicleNumber: text(guest.vehicleNumber),
-    notes: text(guest.notes),
-    invitedBy: text(guest.invitedBy),
-  };
+  const fields = Object.entries(guest).map(([name, value]) => [name, typeof value === 'string' ? storableText(value) : value]);
+  return Object.fromEntries(fields) as GuestDetails;
 }

@@ -1,7 +1,7 @@
 // Migrations are numbered modules listed here (so they load the same from TypeScript and from
 // the build) and never edited once landed.
 import type { Knex } from 'knex';
-import pg from 'pg';
+import type pg from 'pg';
 
 export interface Migration {
   readonly name: string;
@@ -32,14 +32,6 @@ class ListedMigrations implements Knex.MigrationSource<Migration> {
   }
 }
 
-/** The knex's connection settings (createKnex gives `{ connectionString }`), for a client of its own. */
-function connectionOf(knex: Knex): pg.ClientConfig {
-  const connection: unknown = knex.client.config.connection;
-  if (typeof connection === 'string') return { connectionString: connection };
-  if (connection && typeof connection === 'object') return connection as pg.ClientConfig;
-  throw new Error('migrateToLatest needs a knex whose connection is a string or an object');
-}
-
 /** Key of the session advisory lock that serializes migrators of one database (any fixed bigint). */
 const MIGRATION_LOCK_KEY = 7_302_517_446_001;
 
@@ -53,10 +45,9 @@ const MIGRATION_LOCK_KEY = 7_302_517_446_001;
  */
 export async function migrateToLatest(knex: Knex): Promise<void> {
   const loaded = await Promise.all(migrations.map((load) => load()));
-  const lock = new pg.Client(connectionOf(knex));
+  const lock = (await knex.client.acquireRawConnection()) as pg.Client;
   // An error on the idle lock connection (server restart) must not crash the process; the migration's own queries report it.
   lock.on('error', () => undefined);
-  await lock.connect();
   try {
     await lock.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
     try {

@@ -7,7 +7,7 @@ import { bodyParser } from '@koa/bodyparser';
 import { PayloadTooLargeError, ValidationError } from '../errors.js';
 import { UnsupportedMediaTypeError } from './http-errors.js';
 import type { HttpMiddleware } from './http-state.js';
-import { findUnstorableText, unstorableTextMessage } from './storable-text.js';
+import { refuseUnstorableBody } from './storable-text.js';
 
 export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -60,8 +60,7 @@ export function jsonBody(limitBytes = DEFAULT_BODY_LIMIT_BYTES): HttpMiddleware 
       throw new UnsupportedMediaTypeError('request body must be JSON (Content-Type: application/json)');
     }
     await parse(ctx, async () => {
-      const unstorable = findUnstorableText(ctx.request.body);
-      if (unstorable !== null) throw new ValidationError(unstorableTextMessage(unstorable, 'request body'));
+      refuseUnstorableBody(ctx.request.body);
       await next();
     });
   };

@@ -6,7 +6,7 @@ import { bodyParser } from '@koa/bodyparser';
 import { PayloadTooLargeError, ValidationError } from '../../../shared/errors.js';
 import { UnsupportedMediaTypeError } from '../../../shared/http/http-errors.js';
 import type { HttpMiddleware } from '../../../shared/http/http-state.js';
-import { findUnstorableText, unstorableTextMessage } from '../../../shared/http/storable-text.js';
+import { refuseUnstorableBody } from '../../../shared/http/storable-text.js';
 
 /** An attestation object with a certificate chain is a few KiB; this leaves room and bounds work. */
 export const SIGN_IN_BODY_LIMIT_BYTES = 64 * 1024;
@@ -31,8 +31,7 @@ export function formOrJsonBody(limitBytes = SIGN_IN_BODY_LIMIT_BYTES): HttpMiddl
       throw new UnsupportedMediaTypeError('request body must be JSON or a form');
     }
     await parse(ctx, async () => {
-      const unstorable = findUnstorableText(ctx.request.body);
-      if (unstorable !== null) throw new ValidationError(unstorableTextMessage(unstorable, 'request body'));
+      refuseUnstorableBody(ctx.request.body);
       await next();
     });
   };
