@@ -549,6 +549,35 @@ describe('projection runner (real PostgreSQL event store)', function () {
       expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(21);
     });
 
+    it('builds its indexes beside the replay; a replay stopped after they started leaves them built, none still building', async () => {
+      await db.log.organization(1);
+      for (let i = 0; i < 10; i++) await db.log.passes(1, 5);
+      const total = (await db.store.readAll()).length;
+      const abort = new AbortController();
+      // Stopped at four fifths of the log: past the point where the index builds start, short of its end.
+      const stopped = rebuildProjection('pass_list', depsOf(db), {
+        batchSize: 5,
+        signal: abort.signal,
+        onProgress: (p) => (p.events >= 0.8 * total ? abort.abort() : undefined),
+      });
+      await stopped.then(
+        () => expect.fail('the rebuild was to be interrupted'),
+        (e: unknown) => expect(String(e)).to.match(/aborted/),
+      );
+      const building = await db.knex.raw("SELECT 1 FROM pg_stat_progress_create_index WHERE relid = 'pass_list_g2'::regclass");
+      expect(building.rows).to.deep.equal([]);
+      expect((await indexesOf('pass_list_g2')).map((i) => i.valid)).to.deep.equal([true, true, true, true]);
+      expect((await db.knex.raw("SELECT indexed FROM projection_rebuilds WHERE name = 'pass_list'")).rows).to.deep.equal([{ indexed: true }]);
+
+      // The resumed replay copies the rest in through the indexes: a search by index finds every pass.
+      await rebuildProjection('pass_list', depsOf(db), { batchSize: 5 });
+      const found = await db.knex.transaction(async (trx) => {
+        await trx.raw('SET LOCAL enable_seqscan = off');
+        return (await trx.raw("SELECT count(*)::int AS n FROM pass_list_g2 WHERE search_text LIKE '%hopper%'")).rows[0].n;
+      });
+      expect(found).to.equal(50);
+    });
+
     it('resumes after an interrupted index build: keeps the valid indexes, builds the failed one again', async () => {
       await db.log.organization(1);
       for (let i = 0; i < 10; i++) await db.log.passes(1, 2);
