@@ -30,17 +30,27 @@ export async function openGuestData(
   keys: SubjectKeyStore,
   options: { open: boolean },
 ): Promise<ProjectionEvent[]> {
-  const sealedOf = (e: RecordedEvent) => (e.data as PassCreated['data']).guest;
-  const passCreated = events.filter((e) => e.type === 'PassCreated');
-  if (passCreated.length === 0) return events as unknown as ProjectionEvent[];
-  const keyIds = options.open ? [...new Set(passCreated.map((e) => sealedOf(e).keyId))] : [];
-  const found = keyIds.length > 0 ? await keys.getMany(keyIds) : new Map<string, Buffer>();
+  return openGuestDataWith(events, options.open ? await guestKeysOf(events, keys) : null);
+}
+
+const sealedOf = (e: RecordedEvent) => (e.data as PassCreated['data']).guest;
+
+/** The subject keys that open the events' guest data (one key-store query), for openGuestDataWith. */
+export async function guestKeysOf(events: readonly RecordedEvent[], keys: SubjectKeyStore): Promise<Map<string, Buffer>> {
+  const keyIds = new Set<string>();
+  for (const event of events) if (event.type === 'PassCreated') keyIds.add(sealedOf(event).keyId);
+  return keyIds.size > 0 ? keys.getMany([...keyIds]) : new Map();
+}
+
+/** openGuestData with the keys fetched beforehand; `found` null keeps no guest data. */
+export function openGuestDataWith(events: readonly RecordedEvent[], found: ReadonlyMap<string, Buffer> | null): ProjectionEvent[] {
+  if (!events.some((e) => e.type === 'PassCreated')) return events as unknown as ProjectionEvent[];
   // The passes of one request share one sealed box: open each box once (keyed by key, IV and tag).
   const openedBoxes = new Map<string, GuestDetails>();
   return events.map((event) => {
     if (event.type !== 'PassCreated') return event as unknown as ProjectionEvent;
     const sealed = sealedOf(event);
-    const key = options.open ? found.get(sealed.keyId) : undefined;
+    const key = found?.get(sealed.keyId);
     let guest: GuestDetails | null = null;
     if (key) {
       const box = `${sealed.keyId}:${sealed.iv}:${sealed.tag}`;

@@ -30,7 +30,7 @@ import {
   toCheckpoint,
   type CheckpointRecord,
 } from './generation-tables.js';
-import { openGuestData } from './guest-data.js';
+import { guestKeysOf, openGuestData, openGuestDataWith } from './guest-data.js';
 import { TableWriter, type PreparedChanges } from './table-writer.js';
 import { encodeProgress, PROGRESS_CHANNEL, ROWS_CHANGED_CHANNEL } from './progress-channel.js';
 import { errorMessage, isDeterministic } from './errors.js';
@@ -139,6 +139,12 @@ async function lockRebuilds(knex: Knex, names: readonly string[]): Promise<() =>
     throw error;
   }
   return release;
+}
+
+/** A page of the log, with the keys of its guest data on their way. */
+interface Page {
+  readonly events: RecordedEvent[];
+  readonly keys: Promise<Map<string, Buffer>> | null;
 }
 
 interface RebuildRecord {
@@ -283,22 +289,22 @@ class Replay {
     /** Rows the write in flight changes (null: deleted), per target and key. */
     let inFlight = new Map<Target, Map<string, StoredRow | null>>();
     let writing: Promise<void> | null = null;
-    let reading: Promise<RecordedEvent[]> | null = null;
+    let reading: Promise<Page> | null = null;
     const loader = (await this.deps.knex.client.acquireConnection()) as pg.ClientBase;
     try {
       for (;;) {
         this.throwIfAborted();
-        const page = await (reading ?? this.read(position));
+        const { events: page, keys } = await (reading ?? this.readPage(position));
         reading = null;
         if (page.length === 0) break;
         const full = page.length === this.batchSize;
         if (full) {
-          reading = this.read(page.at(-1)!.position); // the next page, while this one is worked on
+          reading = this.readPage(page.at(-1)!.position); // the next page, while this one is worked on
           reading.catch(() => undefined); // awaited (and its error thrown) on the next turn
         }
         const last = page.at(-1)!.position;
         const behind = this.targets.filter((t) => comparePositions(last, projected.get(t)!) > 0);
-        const opened = await openGuestData(page, this.deps.subjectKeys, { open: behind.some((t) => t.projection.opensGuestData) });
+        const opened = openGuestDataWith(page, keys && behind.some((t) => t.projection.opensGuestData) ? await keys : null);
         const prepared: PreparedChanges[] = [];
         const changing = new Map<Target, Map<string, StoredRow | null>>();
         for (const target of behind) {
@@ -438,6 +444,14 @@ class Replay {
       moved.set(target, last);
     }
     return moved;
+  }
+
+  /** A page with its guest keys fetched as soon as it is read: the key query overlaps the work on the page before. */
+  private async readPage(after: Position): Promise<Page> {
+    const events = await this.read(after);
+    const keys = this.targets.some((t) => t.projection.opensGuestData) ? guestKeysOf(events, this.deps.subjectKeys) : null;
+    keys?.catch(() => undefined); // awaited when the page is opened
+    return { events, keys };
   }
 
   private read(after: Position): Promise<RecordedEvent[]> {
