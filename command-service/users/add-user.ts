@@ -1,14 +1,16 @@
 // Use case: add a user to an organization (CLI `user create`, demo bootstrap). A password, when
 // given, is hashed here with scrypt (shared/crypto/password-hash.ts): only the hash reaches the
-// event, and the password is never logged or returned.
+// event, and the password is never logged or returned. The email is claimed in the organization
+// first (member-email-decider.ts), so no two of its users share an address.
 import type { CommandDeps } from '../command-deps.js';
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
 import type { Position } from '../../shared/event-store/event-store.js';
 import { streams, type Role } from '../../shared/domain/events.js';
 import { organizationDecider } from '../../shared/domain/organization-decider.js';
-import { userDecider } from '../../shared/domain/user-decider.js';
+import { normaliseEmail, userDecider, type UserCommand } from '../../shared/domain/user-decider.js';
+import { memberEmailDecider } from '../../shared/domain/member-email-decider.js';
 import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../shared/crypto/password-hash.js';
-import { NotFoundError, ValidationError } from '../../shared/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../shared/errors.js';
 import { READ_MODELS } from '../../shared/db/read-models.js';
 
 export interface AddUserInput {
@@ -38,25 +40,65 @@ export async function addUser(deps: CommandDeps, input: AddUserInput, ctx: Comma
 
   const [userId] = await deps.ids.next('user');
   if (userId === undefined) throw new Error('id allocator returned no user id');
-  const result = await deps.handler.handle(
-    streams.user(userId),
-    userDecider,
-    {
-      type: 'AddUser',
-      data: {
-        userId,
-        orgId: input.orgId,
-        email: input.email,
-        firstName: input.firstName,
-        lastName: input.lastName,
-        passwordHash,
-        // Unknown role names are refused by the decider with a message listing the valid ones.
-        roles: (input.roles ?? []) as readonly Role[],
-        inviteAllowance: input.inviteAllowance ?? null,
-      },
+  const command: UserCommand = {
+    type: 'AddUser',
+    data: {
+      userId,
+      orgId: input.orgId,
+      email: input.email,
+      firstName: input.firstName,
+      lastName: input.lastName,
+      passwordHash,
+      // Unknown role names are refused by the decider with a message listing the valid ones.
+      roles: (input.roles ?? []) as readonly Role[],
+      inviteAllowance: input.inviteAllowance ?? null,
     },
-    ctx,
-  );
-  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.users]);
-  return { userId, position: result.position };
+  };
+  // Decided once on no user before the claim: input the decider refuses writes nothing at all.
+  userDecider.decide(command, userDecider.initialState());
+  const email = normaliseEmail(input.email);
+  await claimEmail(deps, input.orgId, email, userId, ctx);
+  let position: Position;
+  try {
+    ({ position } = await deps.handler.handle(streams.user(userId), userDecider, command, ctx));
+  } catch (error) {
+    // Best effort: a claim left behind is taken over once abandoned (member-email-decider.ts).
+    await deps.handler
+      .handle(streams.memberEmail(input.orgId, email), memberEmailDecider, { type: 'ReleaseMemberEmail', data: { orgId: input.orgId, userId } }, ctx)
+      .catch(() => undefined);
+    throw error;
+  }
+  await deps.watermark.waitFor(position, deps.projectionWaitMs, [READ_MODELS.users]);
+  return { userId, position };
 }
+
+/** Claims `email` (normalised) in the organization for the new user: 409 when another user of it has the address. */
+async function claimEmail(deps: CommandDeps, orgId: number, email: string, userId: number, ctx: CommandContext): Promise<void> {
+  const stream = streams.memberEmail(orgId, email);
+  const { state } = await deps.handler.load(stream, memberEmailDecider);
+  let absentHolder: number | null = null;
+  if (state.holder !== null) {
+    const holder = await deps.handler.load(streams.user(state.holder), userDecider);
+    if (holder.state.status === 'absent') absentHolder = state.holder;
+  } else if (await hasUnclaimedUser(deps, orgId, email)) {
+    throw new ConflictError(`organization ${orgId} already has a user with this email`);
+  }
+  await deps.handler.handle(stream, memberEmailDecider, { type: 'ClaimMemberEmail', data: { orgId, userId, at: ctx.now.toISOString(), absentHolder } }, ctx);
+}
+
+/**
+ * A user added before addresses were claimed (CHANGELOG 1.0.4) holds no claim: found in the users
+ * read model. Before any projection runner started (the CLI on a fresh database) there is no read
+ * model, and nothing projected to find.
+ */
+async function hasUnclaimedUser(deps: CommandDeps, orgId: number, email: string): Promise<boolean> {
+  try {
+    const row = await deps.db(READ_MODELS.users).first('user_id').where({ org_id: orgId }).whereRaw('lower(email) = ?', [email]);
+    return row !== undefined;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return false;
+    throw error;
+  }
+}
+
+const UNDEFINED_TABLE = '42P01';

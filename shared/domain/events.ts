@@ -2,6 +2,7 @@
 // event-schemas.ts validate them on append and on read. No secret appears in any event:
 // API keys, passwords, codes and tokens are present only as hashes, and a guest's personal
 // data (names, contact details, QR values) only sealed with a per-guest key (see sealed-box.ts).
+import { createHash } from 'node:crypto';
 
 export type Role = 'admin' | 'self_invite' | 'employee_view';
 export const ROLES: readonly Role[] = ['admin', 'self_invite', 'employee_view'];
@@ -86,6 +87,15 @@ export type UserInviteAllowanceChanged = {
   data: { userId: number; orgId: number; inviteAllowance: number | null };
 };
 
+/**
+ * A user took an email address in an organization (stream memberEmail): the guard that keeps two
+ * users of one organization from sharing one address. `claimedAt` lets a claim whose user was
+ * never added (its process ended in between) be taken over later.
+ */
+export type MemberEmailClaimed = { type: 'MemberEmailClaimed'; data: { orgId: number; userId: number; claimedAt: string } };
+/** The claim given back: adding its user failed. */
+export type MemberEmailReleased = { type: 'MemberEmailReleased'; data: { orgId: number; userId: number } };
+
 export type ApiKeyCreated = {
   type: 'ApiKeyCreated';
   data: {
@@ -151,6 +161,8 @@ export type DomainEvent =
   | RoleGranted
   | RoleRevoked
   | UserInviteAllowanceChanged
+  | MemberEmailClaimed
+  | MemberEmailReleased
   | ApiKeyCreated
   | ApiKeyRevoked
   | PassCreated
@@ -166,6 +178,8 @@ export const streams = {
   organization: (orgId: number) => `organization-${orgId}`,
   facility: (facilityId: number) => `facility-${facilityId}`,
   user: (userId: number) => `user-${userId}`,
+  /** An email address within an organization (SHA-256 of the lower-cased address: no address in a stream name). */
+  memberEmail: (orgId: number, email: string) => `member-email-${orgId}-${createHash('sha256').update(email).digest('hex')}`,
   apiKey: (keyId: string) => `apikey-${keyId}`,
   /**
    * A user's guest invitations of one UTC calendar month: the boundary of the monthly allowance

@@ -68,6 +68,16 @@ describe('operator CLI (npx guestpass)', function () {
     expect(oneStream.out.map((l) => (JSON.parse(l) as { type: string }).type)).to.deep.equal(['OrganizationCreated']);
   });
 
+  it('refuses a second user of the organization with the same email (any case) as a conflict', async () => {
+    const orgId = String((await run('org', 'create', '--name', 'Gamma', '--json')).json().id);
+    const user = (email: string) => run('user', 'create', '--org', orgId, '--email', email, '--first-name', 'Ada', '--last-name', 'Byron', '--json');
+    expect((await user('ada.byron@acme.test')).code).to.equal(0);
+    const again = await user('Ada.Byron@ACME.test');
+    expect(again.code).to.equal(1);
+    expect(again.json()).to.deep.include({ error: 'conflict' });
+    expect(again.json().message).to.match(/already has a user with this email/);
+  });
+
   it('suspends, resumes and deactivates a facility, and reports a change that changes nothing', async () => {
     const orgId = (await run('org', 'create', '--name', 'Beta', '--json')).json().id;
     const id = String((await run('facility', 'create', '--org', String(orgId), '--name', 'Lab', '--json')).json().id);

@@ -22,6 +22,8 @@ const breakages: { readonly [T in DomainEventType]: (data: Record<string, unknow
   RoleGranted: (d) => void (d.role = 'owner'),
   RoleRevoked: (d) => void delete d.role,
   UserInviteAllowanceChanged: (d) => void (d.inviteAllowance = 2.5),
+  MemberEmailClaimed: (d) => void (d.claimedAt = 'yesterday'),
+  MemberEmailReleased: (d) => void (d.userId = -1),
   ApiKeyCreated: (d) => void (d.keyHash = 'svc_sk_the-key-itself'),
   ApiKeyRevoked: (d) => void (d.keyId = 'has space'),
   PassCreated: (d) => void (d.arrivalDate = '2026-02-30'),

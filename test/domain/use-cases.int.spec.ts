@@ -21,6 +21,9 @@ import { addUser } from '../../command-service/users/add-user.js';
 import { createApiKey } from '../../command-service/api-keys/create-api-key.js';
 import { revokeApiKey } from '../../command-service/api-keys/revoke-api-key.js';
 import { migratedDatabase } from '../support/database.js';
+import { ensureReadModels } from '../../projections/generation-tables.js';
+import { usersProjection } from '../../projections/users-projection.js';
+import { ABANDONED_AFTER_MS, memberEmailDecider } from '../../shared/domain/member-email-decider.js';
 
 const NOW = new Date('2026-03-10T08:00:00.000Z');
 const ctx = (): CommandContext => ({ correlationId: randomUUID(), actor: { kind: 'operator' }, now: NOW });
@@ -50,6 +53,7 @@ describe('administrative use cases', function () {
       watermark: { waitFor: async (position, _ms, projections) => (waited.push({ position, projections }), true), close: async () => undefined },
       projectionWaitMs: 0,
     };
+    await ensureReadModels(knex, [usersProjection]);
   });
 
   after(async () => {
@@ -119,6 +123,90 @@ describe('administrative use cases', function () {
     expect(await rejection(addUser(deps, { ...base, password: 'short' }, ctx()))).to.be.instanceOf(ValidationError);
     expect(await rejection(addUser(deps, { ...base, roles: ['owner'] }, ctx()))).to.be.instanceOf(ValidationError);
     expect(await rejection(addUser(deps, { ...base, orgId: 99999 }, ctx()))).to.be.instanceOf(NotFoundError);
+  });
+
+  describe('one email per organization', () => {
+    const user = (orgId: number, email: string) => ({ orgId, email, firstName: 'Ada', lastName: 'Lovelace' });
+    const claimStream = (orgId: number, email: string) => streams.memberEmail(orgId, email);
+
+    it('refuses a second user with the address in any case, writing nothing; another organization may have it', async () => {
+      const orgId = await organization();
+      const { userId } = await addUser(deps, user(orgId, 'ada@example.com'), ctx());
+      const head = await store.headPosition();
+      const refused = await rejection(addUser(deps, user(orgId, ' ADA@Example.com'), ctx()));
+      expect(refused).to.be.instanceOf(ConflictError).with.property('message').match(/already has a user with this email/);
+      expect(await store.headPosition()).to.deep.equal(head);
+      expect((await store.readStream(claimStream(orgId, 'ada@example.com'))).map((e) => e.data)).to.deep.equal([
+        { orgId, userId, claimedAt: NOW.toISOString() },
+      ]);
+      await addUser(deps, user(await organization(), 'ada@example.com'), ctx());
+    });
+
+    it('gives one user the address when twenty are added at once through two handlers', async () => {
+      const orgId = await organization();
+      const other: CommandDeps = { ...deps, handler: new CommandHandler(store) };
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 20 }, (_, i) => addUser(i % 2 === 0 ? deps : other, user(orgId, 'race@example.com'), ctx())),
+      );
+      const added = outcomes.filter((o) => o.status === 'fulfilled');
+      const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+      expect(added).to.have.length(1);
+      expect(refused.map((o) => o.reason)).to.satisfy((reasons: unknown[]) => reasons.every((r) => r instanceof ConflictError));
+      const { rows } = await knex.raw(
+        "SELECT count(*)::int AS n FROM events WHERE type = 'UserAdded' AND data->>'orgId' = ? AND data->>'email' = 'race@example.com'",
+        [String(orgId)],
+      );
+      expect(rows[0].n).to.equal(1);
+    });
+
+    it('gives the address back when adding the user fails after the claim', async () => {
+      const orgId = await organization();
+      const { userId: taken } = await addUser(deps, user(orgId, 'first@example.com'), ctx());
+      // An allocator handing out an id already in use makes the user's own append fail.
+      const failing: CommandDeps = { ...deps, ids: { next: async () => [taken] } as unknown as CommandDeps['ids'] };
+      const failed = await rejection(addUser(failing, user(orgId, 'second@example.com'), ctx()));
+      expect(failed).to.be.instanceOf(ConflictError).with.property('message').match(/user .* already exists/);
+      const claim = await store.readStream(claimStream(orgId, 'second@example.com'));
+      expect(claim.map((e) => e.type)).to.deep.equal(['MemberEmailClaimed', 'MemberEmailReleased']);
+      await addUser(deps, user(orgId, 'second@example.com'), ctx());
+    });
+
+    it('takes over a claim whose user never appeared once it is abandoned, not before', async () => {
+      const orgId = await organization();
+      const claimedAt = (ms: number) => new Date(NOW.getTime() - ms).toISOString();
+      // Claims left by a process that ended before adding its user 999999001 (there is none).
+      const strand = (email: string, ageMs: number) =>
+        deps.handler.handle(
+          claimStream(orgId, email),
+          memberEmailDecider,
+          { type: 'ClaimMemberEmail', data: { orgId, userId: 999_999_001, at: claimedAt(ageMs), absentHolder: null } },
+          ctx(),
+        );
+      await strand('fresh@example.com', 60_000);
+      await strand('stale@example.com', ABANDONED_AFTER_MS);
+      expect(await rejection(addUser(deps, user(orgId, 'fresh@example.com'), ctx()))).to.be.instanceOf(ConflictError);
+      const { userId } = await addUser(deps, user(orgId, 'stale@example.com'), ctx());
+      const claim = await store.readStream(claimStream(orgId, 'stale@example.com'));
+      expect(claim.at(-1)!.data).to.deep.equal({ orgId, userId, claimedAt: NOW.toISOString() });
+    });
+
+    it('refuses the address of a user added before addresses were claimed (found in the users read model)', async () => {
+      const orgId = await organization();
+      await knex('users_g1').insert({
+        _commit: 0,
+        _prepare: 0,
+        user_id: 999_999_002,
+        org_id: orgId,
+        email: 'legacy@example.com',
+        first_name: 'Old',
+        last_name: 'Timer',
+        password_hash: null,
+        roles: [],
+        invite_allowance: null,
+        created_at: NOW,
+      });
+      expect(await rejection(addUser(deps, user(orgId, 'Legacy@example.com'), ctx()))).to.be.instanceOf(ConflictError);
+    });
   });
 
   describe('API keys', () => {
