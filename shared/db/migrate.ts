@@ -17,6 +17,7 @@ const migrations: Array<() => Promise<Migration>> = [
   () => import('./migrations/005_oauth_signing_keys.js').then((m) => m.migration),
   () => import('./migrations/006_invitation_ids.js').then((m) => m.migration),
   () => import('./migrations/007_door_ack_ops.js').then((m) => m.migration),
+  () => import('./migrations/008_passkey_ceremonies.js').then((m) => m.migration),
 ];
 
 class ListedMigrations implements Knex.MigrationSource<Migration> {

@@ -7,7 +7,7 @@
 //   POST /account/passkeys/verify     the attestation: records PasskeyRegistered (CSRF)
 //
 // The relying party is the issuer: RP ID its host name, the only accepted origin its origin.
-// Challenges live in this process (passkey-challenges.ts says why), found through an HttpOnly
+// Challenges live in PostgreSQL (passkey-challenges.ts says why), found through an HttpOnly
 // SameSite=Strict cookie that holds a random handle, and are spent by the verify that reads them.
 import Router from '@koa/router';
 import { generateAuthenticationOptions } from '@simplewebauthn/server';
@@ -44,20 +44,20 @@ const CEREMONY_COOKIE: CookieSpec = { name: 'gp_passkey', sameSite: 'Strict', ma
 export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<HttpState> {
   const relyingParty = relyingPartyOf(deps.oauth.issuer);
   const https = new URL(deps.oauth.issuer).protocol === 'https:';
-  const challenges = new PasskeyChallenges();
+  const challenges = new PasskeyChallenges(deps.db);
   // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
   const router = new Router<HttpState>({ sensitive: true });
   const limit = new RateLimiter('passkeys', PASSKEY_RATE_LIMIT).middleware({ trustProxy: deps.config.trustProxy });
   const body = formOrJsonBody();
 
-  function beginCeremony(ctx: HttpContext, ceremony: Omit<PendingCeremony, 'expiresAt'>, now: Date): void {
-    const handle = challenges.begin(ceremony, now, ctx.cookies.get(cookieName(CEREMONY_COOKIE, https)));
+  async function beginCeremony(ctx: HttpContext, ceremony: Omit<PendingCeremony, 'expiresAt'>, now: Date): Promise<void> {
+    const handle = await challenges.begin(ceremony, now, ctx.cookies.get(cookieName(CEREMONY_COOKIE, https)));
     ctx.append('Set-Cookie', setCookieHeader(CEREMONY_COOKIE, handle, https));
   }
 
   /** The browser's ceremony of this purpose, spent now whatever the outcome. */
-  function takeCeremony(ctx: HttpContext, purpose: CeremonyPurpose, now: Date): PendingCeremony | null {
-    const ceremony = challenges.take(ctx.cookies.get(cookieName(CEREMONY_COOKIE, https)), purpose, now);
+  async function takeCeremony(ctx: HttpContext, purpose: CeremonyPurpose, now: Date): Promise<PendingCeremony | null> {
+    const ceremony = await challenges.take(ctx.cookies.get(cookieName(CEREMONY_COOKIE, https)), purpose, now);
     ctx.append('Set-Cookie', clearCookieHeader(CEREMONY_COOKIE, https));
     return ceremony;
   }
@@ -91,7 +91,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
       userVerification: 'required',
       timeout: CEREMONY_TTL_SECONDS * 1000,
     });
-    beginCeremony(ctx, { purpose: 'authentication', challenge: options.challenge, userId: null }, now);
+    await beginCeremony(ctx, { purpose: 'authentication', challenge: options.challenge, userId: null }, now);
     sendJson(ctx, 200, options);
   });
 
@@ -99,7 +99,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
     kit.checkCsrf(ctx);
     const now = new Date();
     const response = parseAuthenticationResponse(ctx.request.body);
-    const ceremony = takeCeremony(ctx, 'authentication', now);
+    const ceremony = await takeCeremony(ctx, 'authentication', now);
     let user;
     try {
       user = await signInWithPasskey(deps, { response, ceremony, relyingParty }, context(ctx, now));
@@ -120,7 +120,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
     kit.checkCsrf(ctx);
     const now = new Date();
     const options = await passkeyRegistrationOptions(deps, { userId, relyingParty });
-    beginCeremony(ctx, { purpose: 'registration', challenge: options.challenge, userId }, now);
+    await beginCeremony(ctx, { purpose: 'registration', challenge: options.challenge, userId }, now);
     sendJson(ctx, 200, options);
   });
 
@@ -129,7 +129,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
     kit.checkCsrf(ctx);
     const now = new Date();
     const response = parseRegistrationResponse(ctx.request.body);
-    const ceremony = takeCeremony(ctx, 'registration', now);
+    const ceremony = await takeCeremony(ctx, 'registration', now);
     const { credentialId } = await registerPasskey(
       deps,
       { userId, response, ceremony, relyingParty },
