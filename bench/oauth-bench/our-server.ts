@@ -101,6 +101,7 @@ serveRpc({
         prompt: new Set(),
         maxAge: null,
         loginHint: null,
+        idTokenHint: null,
       };
       const session: SignInSession = { userId: user!.userId, orgId: user!.orgId, authTime, amr: ['pwd'], sid: newSid() };
       const { code } = await issueAuthorizationCode(stack!.deps, { request, session }, benchContext());

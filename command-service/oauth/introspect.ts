@@ -18,11 +18,10 @@ import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { digestsEqual, isFamilyId, parseRefreshToken } from '../../shared/oauth/opaque-credentials.js';
 import { formatScope } from '../../shared/oauth/scopes.js';
 import { tokenFamilyDecider, type TokenFamilyState } from '../../shared/oauth/token-family-decider.js';
-import { accessTokenAudience } from '../../shared/oauth/tokens.js';
+import { accessTokenAudience, subjectOf } from '../../shared/oauth/tokens.js';
 import { AccessTokenVerifier } from './access-token-verifier.js';
 import { readProtocolForm, requiredParameter } from './form-body.js';
 import type { ProtocolDeps } from './protocol-deps.js';
-import { subjectOf } from './token/token-response.js';
 
 export type IntrospectionResponse =
   | { readonly active: false }

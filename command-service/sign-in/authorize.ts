@@ -8,6 +8,7 @@
 //      user remembered for this client, and whether they signed in / consented for this very
 //      request (authorization-flow.ts explains the binding): the sign-in page, the consent page,
 //      or a code. prompt=none turns the pages into login_required / consent_required redirects;
+//      an id_token_hint (verified here: one of our ID Tokens, expired or not) must name the user;
 //   4. the code, redirected with state and iss.
 // An unexpected failure after step 2 is redirected as server_error (RFC 6749 §4.1.2.1): the
 // client learns the request failed, the log learns why.
@@ -16,11 +17,13 @@ import {
   authorizeErrorLocation,
   authorizeSuccessLocation,
   validateAuthorizeRequest,
+  INVALID_ID_TOKEN_HINT,
   type QueryParameters,
 } from '../../shared/oauth/authorize-request.js';
 import { nextInteraction } from '../../shared/oauth/authorize-interaction.js';
 import { OAUTH_PATHS } from '../../shared/oauth/discovery.js';
 import { InvalidRequest, OAuthError, asOAuthError } from '../../shared/oauth/oauth-errors.js';
+import { verifyIdTokenHint } from '../../shared/oauth/tokens.js';
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import type { HttpState } from '../../shared/http/http-state.js';
 import { consentDecider, rememberedScopes } from '../../shared/sign-in/consent-decider.js';
@@ -34,6 +37,16 @@ import { SIGN_IN_PATHS } from './sign-in-paths.js';
 export function authorizeRoute(router: Router<HttpState>, env: SignInEnv): void {
   const { deps, kit } = env;
   const issuer = deps.oauth.issuer;
+
+  /** The user an id_token_hint names: one of our ID Tokens, expired or not (OIDC Core §3.1.2.1). */
+  async function hintSubjectOf(hint: string | null): Promise<string | null> {
+    if (hint === null) return null;
+    try {
+      return (await verifyIdTokenHint(hint, deps.oauth.verificationKeys, { issuer })).sub;
+    } catch {
+      throw new InvalidRequest(INVALID_ID_TOKEN_HINT);
+    }
+  }
 
   router.get(OAUTH_PATHS.authorize, env.limits.authorize.middleware({ trustProxy: env.trustProxy }), async (ctx) => {
     const validation = await validateAuthorizeRequest(ctx.query as QueryParameters, deps.oauth.clients, issuer);
@@ -56,6 +69,7 @@ export function authorizeRoute(router: Router<HttpState>, env: SignInEnv): void 
         session,
         ...flowBinding(flow, query, session),
         rememberedConsent: remembered,
+        hintSubject: await hintSubjectOf(request.idTokenHint),
         now,
       });
 

@@ -1,11 +1,13 @@
 // What a validated authorize request needs next: the sign-in page, the consent page, or a code.
 // Pure: the endpoint gathers the session and the remembered consent, this decides (OpenID Connect
 // Core §3.1.2.3 and the spec's prompt and max_age rows). With prompt=none nothing may be shown, so
-// what would be shown becomes login_required or consent_required (redirected to the client).
+// what would be shown becomes login_required or consent_required (redirected to the client). A
+// signed-in user other than the one an id_token_hint names signs in again, or login_required.
 import type { AuthorizeRequest } from './authorize-request.js';
 import type { AuthenticationMethod } from './oauth-events.js';
 import { AccessDenied, ConsentRequired, LoginRequired } from './oauth-errors.js';
 import type { OAuthScope } from './scopes.js';
+import { subjectOf } from './tokens.js';
 
 /** The signed-in browser session, as the session store holds it. */
 export interface SignInSession {
@@ -30,6 +32,8 @@ export interface InteractionInput {
   readonly rememberedConsent: readonly string[];
   /** The user accepted the consent page shown for this very authorization. */
   readonly consentedForThisRequest: boolean;
+  /** `sub` of the request's verified id_token_hint: the user the client expects, or null. */
+  readonly hintSubject: string | null;
   readonly now: Date;
 }
 
@@ -49,6 +53,12 @@ export function nextInteraction(input: InteractionInput): Interaction {
     return { next: 'login' };
   }
   const user = session!;
+  // OIDC Core §3.1.2.1: a code only for the user the id_token_hint names. One who signed in as
+  // someone else for this very request is not sent round again: the client asked for another user.
+  if (input.hintSubject !== null && subjectOf(user.userId) !== input.hintSubject) {
+    if (silent || input.signedInForThisRequest) throw new LoginRequired();
+    return { next: 'login' };
+  }
   // Clients are tenant-scoped (spec): a client serves only the users of its own organization.
   if (user.orgId !== request.client.orgId) throw new AccessDenied();
 

@@ -7,7 +7,7 @@
 // 2. Everything after that is reported by redirecting to the (now trusted) redirect_uri with
 //    `error`, `error_description`, `state` and `iss` (RFC 9207), checked in the order:
 //    repeated parameters, request objects, response_type, response_mode, scope, PKCE, prompt,
-//    max_age, nonce.
+//    max_age, nonce, id_token_hint (its shape; the endpoint verifies its signature).
 // Parameters sent without a value are treated as omitted (RFC 6749 §3.1); unknown parameters are
 // ignored (RFC 6749 §3.1); a parameter sent twice is invalid_request (RFC 6749 §3.1).
 import type { ClientDirectory, OAuthClient } from './client-decider.js';
@@ -23,11 +23,14 @@ import {
 import { CODE_CHALLENGE_METHOD, isValidS256Challenge } from './pkce.js';
 import { matchRedirectUri, withQueryParameters } from './redirect-uri.js';
 import { requestedScopes, type OAuthScope } from './scopes.js';
+import { isIdTokenHintShaped } from './tokens.js';
 
 /** Koa's `ctx.query`: a repeated parameter arrives as an array. */
 export type QueryParameters = Readonly<Record<string, string | readonly string[] | undefined>>;
 
 export type Prompt = 'none' | 'login' | 'consent';
+
+export const INVALID_ID_TOKEN_HINT = 'The id_token_hint is not a valid ID Token of this server.';
 const PROMPTS: readonly Prompt[] = ['none', 'login', 'consent'];
 
 export const MAX_STATE_LENGTH = 2048;
@@ -54,6 +57,7 @@ const KNOWN = [
   'prompt',
   'max_age',
   'login_hint',
+  'id_token_hint',
   'request',
   'request_uri',
 ] as const;
@@ -72,6 +76,8 @@ export interface AuthorizeRequest {
   readonly maxAge: number | null;
   /** Pre-fills the sign-in form; never trusted. */
   readonly loginHint: string | null;
+  /** An id_token naming the user the client expects (OpenID Connect Core §3.1.2.1), not verified yet. */
+  readonly idTokenHint: string | null;
 }
 
 export type AuthorizeValidation =
@@ -193,9 +199,12 @@ export async function validateAuthorizeRequest(
       ? loginHintText
       : null;
 
+  const idTokenHint = get('id_token_hint') ?? null;
+  if (idTokenHint !== null && !isIdTokenHintShaped(idTokenHint)) return fail(new InvalidRequest(INVALID_ID_TOKEN_HINT));
+
   return {
     outcome: 'valid',
-    request: { client, redirectUri, scopes, state, codeChallenge, codeChallengeMethod: 'S256', nonce, prompt, maxAge, loginHint },
+    request: { client, redirectUri, scopes, state, codeChallenge, codeChallengeMethod: 'S256', nonce, prompt, maxAge, loginHint, idTokenHint },
   };
 }
 

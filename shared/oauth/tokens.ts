@@ -33,6 +33,11 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
  * The audience of every access token: the service's API (resource endpoints under /api/v1 and
  * userinfo). Command and query services both derive it from the issuer, so they always agree.
  */
+/** The subject of every token: the user id in decimal (one subject space: `subject_types_supported` public). */
+export function subjectOf(userId: number): string {
+  return String(userId);
+}
+
 export function accessTokenAudience(issuer: string): string {
   return `${issuer}/api`;
 }
@@ -205,6 +210,15 @@ export async function verifyAccessToken(token: string, keys: JWTVerifyGetKey, op
     throw new InvalidTokenError();
   }
   return payload as unknown as AccessTokenClaims;
+}
+
+/** An id_token of ours is about 1 KB; anything far larger is not one. */
+const MAX_ID_TOKEN_HINT_LENGTH = 8192;
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+/** Whether a parameter can be an id_token_hint at all (checked before any signature work). */
+export function isIdTokenHintShaped(value: string): boolean {
+  return value.length <= MAX_ID_TOKEN_HINT_LENGTH && COMPACT_JWS.test(value);
 }
 
 export interface IdTokenHint {

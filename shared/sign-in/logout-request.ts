@@ -17,14 +17,10 @@ import type { OAuthClient } from '../oauth/client-decider.js';
 import { isClientId } from '../oauth/client-decider.js';
 import { MAX_STATE_LENGTH } from '../oauth/authorize-request.js';
 import { MAX_REDIRECT_URI_LENGTH, withQueryParameters } from '../oauth/redirect-uri.js';
-import type { IdTokenHint } from '../oauth/tokens.js';
+import { isIdTokenHintShaped, subjectOf, type IdTokenHint } from '../oauth/tokens.js';
 
 export const HOME_PAGE = '/';
-/** An id_token of ours is about 1 KB; anything far larger is not one. */
-export const MAX_ID_TOKEN_HINT_LENGTH = 8192;
-
 const VISIBLE_ASCII = /^[\x20-\x7e]+$/;
-const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 export interface LogoutParameters {
   readonly idTokenHint: string | null;
@@ -55,7 +51,7 @@ export function readLogoutParameters(params: Parameters): LogoutParameters {
     return raw;
   };
   const result = {
-    idTokenHint: get('id_token_hint', (v) => v.length <= MAX_ID_TOKEN_HINT_LENGTH && COMPACT_JWS.test(v)),
+    idTokenHint: get('id_token_hint', isIdTokenHintShaped),
     postLogoutRedirectUri: get('post_logout_redirect_uri', (v) => v.length <= MAX_REDIRECT_URI_LENGTH && VISIBLE_ASCII.test(v)),
     state: get('state', (v) => v.length <= MAX_STATE_LENGTH && VISIBLE_ASCII.test(v)),
     clientId: get('client_id', isClientId),
@@ -90,9 +86,6 @@ export interface LogoutDecision {
   readonly endSession: boolean;
   readonly location: string;
 }
-
-/** The id_token `sub` of a user: the user id in decimal (the token endpoint's subjectOf). */
-const subjectOf = (userId: number) => String(userId);
 
 export function decideLogout({ params, hint, session, client }: LogoutInput): LogoutDecision {
   const home: LogoutDecision = { endSession: false, location: HOME_PAGE };

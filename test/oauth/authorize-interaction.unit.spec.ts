@@ -19,6 +19,7 @@ function request(prompt: Prompt[] = [], maxAge: number | null = null): Authorize
     prompt: new Set(prompt),
     maxAge,
     loginHint: null,
+    idTokenHint: null,
   };
 }
 
@@ -29,6 +30,7 @@ function input(overrides: Partial<InteractionInput> = {}): InteractionInput {
     signedInForThisRequest: false,
     rememberedConsent: ['openid', 'profile'],
     consentedForThisRequest: false,
+    hintSubject: null,
     now: NOW,
     ...overrides,
   };
@@ -66,6 +68,17 @@ describe('authorize interaction (what comes next)', () => {
 
   it('an unreadable auth time counts as too old', () => {
     expect(nextInteraction(input({ session: { ...session, authTime: 'garbage' }, request: request([], 1000) }))).to.deep.equal({ next: 'login' });
+  });
+
+  it('id_token_hint: a code for the user it names; another signed-in user signs in again, or login_required', () => {
+    expect(nextInteraction(input({ hintSubject: '42' })).next).to.equal('issue_code');
+    expect(nextInteraction(input({ hintSubject: '43' }))).to.deep.equal({ next: 'login' });
+    expect(() => nextInteraction(input({ hintSubject: '43', request: request(['none']) }))).to.throw(LoginRequired);
+    expect(nextInteraction(input({ hintSubject: '43', session: null }))).to.deep.equal({ next: 'login' });
+  });
+
+  it('id_token_hint: signing in as another user than it names, for this very request, ends in login_required (no loop)', () => {
+    expect(() => nextInteraction(input({ hintSubject: '43', signedInForThisRequest: true }))).to.throw(LoginRequired);
   });
 
   it('asks consent for scopes not granted before, naming the new ones', () => {

@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import { startStack, type Stack } from '../support/stack.js';
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
+import { mintIdToken } from '../../shared/oauth/tokens.js';
 import { Browser, csrfTokenOf, inputValue } from './support/browser.js';
 import { authorizeInBrowser, authorizePath, signInAndAuthorize, submitConsent, submitPassword, type AuthorizeOptions } from './support/sign-in-driver.js';
 import { codeIssued, pkce, sessionEnd, sessionEvents, signedInBrowser, startedSession } from './support/session-probe.js';
@@ -251,6 +252,40 @@ describe('GET /api/oauth/authorize', function () {
       expect(p3.get('code')).to.be.a('string');
       expect(p3.get('state')).to.equal('ok');
       expect(p3.get('iss')).to.equal(stack.baseUrl);
+    });
+
+    it('id_token_hint: a code for the user it names; another user signs in again, or gets login_required; a forged hint is invalid_request', async () => {
+      const hintFor = async (userId: number, issuedAt = new Date()) =>
+        mintIdToken(await stack.oauth.signingKeys.current(issuedAt), {
+          issuer: stack.baseUrl,
+          subject: String(userId),
+          clientId: client.clientId,
+          nonce: null,
+          authTime: issuedAt.toISOString(),
+          amr: ['pwd'],
+          sid: 'sid-of-an-earlier-session',
+          now: issuedAt,
+        });
+      const { browser } = await flow({ state: 'h0' });
+      const withHint = (hint: string, prompt?: string) => browser.get(authorizePath(base({ prompt, state: 'h', extra: { id_token_hint: hint } })));
+
+      // Expired a day ago: a hint only names the user.
+      const own = errorOf((await withHint(await hintFor(user.userId, new Date(Date.now() - 86_400_000)), 'none')).location);
+      expect(own.get('code')).to.be.a('string');
+
+      const other = await stack.seed.user(orgId);
+      const silent = errorOf((await withHint(await hintFor(other.userId), 'none')).location);
+      expect(silent.get('error')).to.equal('login_required');
+      expect((await withHint(await hintFor(other.userId))).location).to.equal('/signin');
+      // Signing in as the user it does not name, for this very request: login_required, no loop.
+      const signedInAsWrongUser = await submitPassword(browser, user.email, user.password);
+      const wrong = await browser.get(signedInAsWrongUser);
+      expect(errorOf(wrong.location).get('error')).to.equal('login_required');
+
+      const [header, payload] = (await hintFor(user.userId)).split('.');
+      const forged = errorOf((await withHint(`${header}.${payload}.${'A'.repeat(342)}`, 'none')).location);
+      expect(forged.get('error')).to.equal('invalid_request');
+      expect(errorOf((await withHint('not-a-jwt')).location).get('error')).to.equal('invalid_request');
     });
 
     it('prompt=login forces a fresh sign-in even with a session, then issues the code (no loop) and replaces the session', async () => {

@@ -3,7 +3,7 @@
 import type { AuthenticationMethod } from '../../../shared/oauth/oauth-events.js';
 import type { OAuthServices } from '../../../shared/oauth/oauth-services.js';
 import { formatScope, type OAuthScope } from '../../../shared/oauth/scopes.js';
-import { accessTokenAudience, mintAccessToken, mintIdToken } from '../../../shared/oauth/tokens.js';
+import { accessTokenAudience, mintAccessToken, mintIdToken, subjectOf } from '../../../shared/oauth/tokens.js';
 
 export interface TokenResponse {
   readonly access_token: string;
@@ -34,11 +34,6 @@ export interface MintedTokens {
   readonly accessToken: string;
   readonly expiresIn: number;
   readonly idToken: string | null;
-}
-
-/** The subject of every token: the user id in decimal (one subject space: `subject_types_supported` public). */
-export function subjectOf(userId: number): string {
-  return String(userId);
 }
 
 /**

@@ -139,6 +139,7 @@ export async function issueCode(
     prompt: new Set(),
     maxAge: null,
     loginHint: null,
+    idTokenHint: null,
   };
   const session: SignInSession = {
     userId: user.userId,
