@@ -6,6 +6,7 @@ import { READ_MODELS } from '../../shared/db/read-models.js';
 import type { HttpState } from '../../shared/http/http-state.js';
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { credentialsDecider } from '../../shared/sign-in/credentials-decider.js';
+import { authenticatedRecently } from '../../shared/sign-in/session-decider.js';
 import { readFormFields } from './page-form.js';
 import { redirectTo, sendPage } from './page-response.js';
 import { accountPage } from './pages/account-page.js';
@@ -29,6 +30,7 @@ export function accountRoutes(router: Router<HttpState>, env: SignInEnv): void {
         email: (user?.email as string | undefined) ?? null,
         totpEnrolled: credentials.state.totp !== null,
         passkeyCount: credentials.state.passkeys.size,
+        mayAddAuthenticators: authenticatedRecently(session, new Date()),
       }),
     );
   });

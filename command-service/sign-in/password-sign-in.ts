@@ -8,6 +8,7 @@ import { clientIp } from '../../shared/http/client-ip.js';
 import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
 import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
 import { SIGN_IN_AMR } from '../../shared/sign-in/sign-in-methods.js';
+import { authenticatedRecently } from '../../shared/sign-in/session-decider.js';
 import { MAX_LOGIN_HINT_LENGTH } from '../../shared/oauth/authorize-request.js';
 import { field, readFormFields } from './page-form.js';
 import { parseFormFields } from '../../shared/http/form-body.js';
@@ -28,8 +29,10 @@ export function passwordSignInRoutes(router: Router<HttpState>, env: SignInEnv):
 
   router.get(SIGN_IN_PATHS.signIn, async (ctx) => {
     const flow = kit.flow(ctx);
-    // Nothing to sign in for: a signed-in visitor goes to the account page.
-    if (flow === null && (await kit.session(ctx)) !== null) return redirectTo(ctx, SIGN_IN_PATHS.account);
+    // Nothing to sign in for: a visitor who signed in recently goes to the account page. One who
+    // signed in longer ago may sign in again, as adding an authenticator needs (session-decider.ts).
+    const session = flow === null ? await kit.session(ctx) : null;
+    if (session !== null && authenticatedRecently(session, new Date())) return redirectTo(ctx, SIGN_IN_PATHS.account);
     // The client's login_hint pre-fills the email (only a hint: the user can change it).
     const hint = flow === null ? undefined : parseFormFields(flow.query).login_hint;
     const email = typeof hint === 'string' && hint.length <= MAX_LOGIN_HINT_LENGTH && VISIBLE_ASCII.test(hint) ? hint : '';

@@ -6,7 +6,7 @@
 // with a valid current code seals the secret under a new subject key of the user (destroying the
 // key erases it) and appends TotpEnrolled, RecoveryCodesIssued and TotpCodeAccepted (the
 // confirming code is spent, so it cannot also pass a sign-in) in one go; the ten recovery codes
-// are shown this once, only their SHA-256 is kept.
+// are shown this once, only their SHA-256 is kept. Both need a recent sign-in, else /signin.
 import type Router from '@koa/router';
 import QRCode from 'qrcode';
 import { ConflictError } from '../../shared/errors.js';
@@ -17,6 +17,7 @@ import type { SignInSession } from '../../shared/oauth/authorize-interaction.js'
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { SIGN_IN_COOKIES } from '../../shared/sign-in/browser-cookies.js';
 import { credentialsDecider } from '../../shared/sign-in/credentials-decider.js';
+import { authenticatedRecently } from '../../shared/sign-in/session-decider.js';
 import { newRecoveryCodes, recoveryCodeHash } from '../../shared/sign-in/recovery-codes.js';
 import { formatTotpSecret, isTotpSecret, newTotpSecret, totpUri } from '../../shared/sign-in/totp.js';
 import { field, readFormFields } from './page-form.js';
@@ -60,7 +61,8 @@ export function totpEnrolmentRoutes(router: Router<HttpState>, env: SignInEnv): 
 
   router.get(SIGN_IN_PATHS.totp, async (ctx) => {
     const session = await kit.session(ctx);
-    if (session === null) return redirectTo(ctx, SIGN_IN_PATHS.signIn);
+    // Not signed in, or too long ago to add an authenticator (session-decider.ts).
+    if (session === null || !authenticatedRecently(session, new Date())) return redirectTo(ctx, SIGN_IN_PATHS.signIn);
     if (await alreadyEnrolled(session.userId)) return redirectTo(ctx, SIGN_IN_PATHS.account);
     let pending = pendingFor(ctx, session.userId);
     if (pending === null) {
@@ -74,7 +76,8 @@ export function totpEnrolmentRoutes(router: Router<HttpState>, env: SignInEnv): 
     ctx.request.body = await readFormFields(ctx);
     kit.checkCsrf(ctx);
     const session = await kit.session(ctx);
-    if (session === null) return redirectTo(ctx, SIGN_IN_PATHS.signIn);
+    // Not signed in, or too long ago to add an authenticator (session-decider.ts).
+    if (session === null || !authenticatedRecently(session, new Date())) return redirectTo(ctx, SIGN_IN_PATHS.signIn);
     const pending = pendingFor(ctx, session.userId);
     if (pending === null) return redirectTo(ctx, SIGN_IN_PATHS.totp);
     const now = new Date();

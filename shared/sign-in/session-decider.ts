@@ -13,6 +13,12 @@ import { SESSION_ID_PATTERN, type SignInSessionEnded, type SignInSessionEvent, t
 import { sha256Hex } from '../oauth/opaque-credentials.js';
 
 export const SESSION_LIFETIME_SECONDS = 12 * 60 * 60;
+/**
+ * Adding an authenticator (an authenticator app, a passkey) needs a sign-in at most this old: a
+ * session cookie that leaked must not let its holder bind an authenticator of their own, which
+ * would outlive the session.
+ */
+export const RECENT_AUTHENTICATION_SECONDS = 10 * 60;
 
 const SECRET = /^[A-Za-z0-9_-]{43}$/;
 const SID = new RegExp(SESSION_ID_PATTERN);
@@ -77,6 +83,11 @@ export const signInSessionDecider: Decider<SignInSessionCommand, SignInSessionEv
     }
   },
 };
+
+/** Whether the session's user authenticated within RECENT_AUTHENTICATION_SECONDS (an unreadable time is not recent). */
+export function authenticatedRecently(session: Pick<SignInSession, 'authTime'>, now: Date): boolean {
+  return now.getTime() - Date.parse(session.authTime) < RECENT_AUTHENTICATION_SECONDS * 1000;
+}
 
 /** The session as the authorize endpoint sees it: null unless started, not ended and not expired. */
 export function activeSession(state: SignInSessionState, now: Date): SignInSession | null {

@@ -107,16 +107,22 @@ describe('sign-in pages (HTML)', () => {
 
   describe('account page', () => {
     it('shows the passkey area with its button and script, and the TOTP status', () => {
-      const off = accountPage({ csrfToken: CSRF, email: EVIL, totpEnrolled: false, passkeyCount: 2 }).value;
+      const off = accountPage({ csrfToken: CSRF, email: EVIL, totpEnrolled: false, passkeyCount: 2, mayAddAuthenticators: true }).value;
       expect(off).to.match(/<section id="passkeys"[^>]*>[\s\S]*<button id="passkey-register" type="button">/);
       expect(off).to.include('<script src="/signin/passkey.js" defer></script>');
       expect(off).to.include(`<meta name="csrf-token" content="${CSRF}">`);
       expect(off).to.include('You have 2 passkeys.');
       expect(off).to.include('href="/account/totp"');
       expect(off).to.not.include('<script>alert(1)</script>');
-      const on = accountPage({ csrfToken: CSRF, email: null, totpEnrolled: true, passkeyCount: 0 }).value;
+      const on = accountPage({ csrfToken: CSRF, email: null, totpEnrolled: true, passkeyCount: 0, mayAddAuthenticators: true }).value;
       expect(on).to.include('Two-step verification with an authenticator app is on.');
       expect(on).to.not.include('href="/account/totp"');
+      // Signed in too long ago to add an authenticator: a way to sign in again instead of the controls.
+      const stale = accountPage({ csrfToken: CSRF, email: null, totpEnrolled: false, passkeyCount: 0, mayAddAuthenticators: false }).value;
+      expect(stale).to.not.include('href="/account/totp"');
+      expect(stale).to.not.include('id="passkey-register"');
+      expect(stale).to.include('To add a passkey, <a href="/signin">sign in again</a> first.');
+      expect(stale).to.include('To set up an authenticator app, <a href="/signin">sign in again</a> first.');
       expectNoInlineScript(off);
     });
   });

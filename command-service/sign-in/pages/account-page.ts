@@ -8,10 +8,13 @@ export interface AccountPageInput {
   readonly email: string | null;
   readonly totpEnrolled: boolean;
   readonly passkeyCount: number;
+  /** Signed in recently enough to add an authenticator (session-decider.ts); else a link to sign in again. */
+  readonly mayAddAuthenticators: boolean;
 }
 
 export function accountPage(input: AccountPageInput): SafeHtml {
-  const { csrfToken, email, totpEnrolled, passkeyCount } = input;
+  const { csrfToken, email, totpEnrolled, passkeyCount, mayAddAuthenticators } = input;
+  const signInAgain = (what: string) => html`<p class="reauthenticate">To ${what}, <a href="${SIGN_IN_PATHS.signIn}">sign in again</a> first.</p>`;
   return layout(
     { title: 'Your account', csrfToken, scripts: [SIGN_IN_PATHS.passkeyScript] },
     html`<h1>Your account</h1>
@@ -22,13 +25,13 @@ ${
   totpEnrolled
     ? html`<p id="totp-status">Two-step verification with an authenticator app is on.</p>`
     : html`<p id="totp-status">Two-step verification is off.</p>
-<p><a href="${SIGN_IN_PATHS.totp}">Set up an authenticator app</a></p>`
+${mayAddAuthenticators ? html`<p><a href="${SIGN_IN_PATHS.totp}">Set up an authenticator app</a></p>` : signInAgain('set up an authenticator app')}`
 }
 </section>
 <section id="passkeys" aria-labelledby="passkeys-heading">
 <h2 id="passkeys-heading">Passkeys</h2>
 <p id="passkey-status">${passkeyCount === 0 ? 'You have no passkeys yet.' : passkeyCount === 1 ? 'You have 1 passkey.' : `You have ${passkeyCount} passkeys.`}</p>
-<p><button id="passkey-register" type="button">Add a passkey</button></p>
+${mayAddAuthenticators ? html`<p><button id="passkey-register" type="button">Add a passkey</button></p>` : signInAgain('add a passkey')}
 </section>
 <form method="post" action="${SIGN_IN_PATHS.signOut}">
 ${csrfField(csrfToken)}

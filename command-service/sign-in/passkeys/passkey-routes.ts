@@ -17,6 +17,7 @@ import { ORG_API_RATE_LIMIT, RateLimiter } from '../../../shared/http/rate-limit
 import type { CommandContext } from '../../../shared/event-store/command-handler.js';
 import { clearCookieHeader, cookieName, setCookieHeader, type CookieSpec } from '../../../shared/sign-in/browser-cookies.js';
 import { SIGN_IN_AMR } from '../../../shared/sign-in/sign-in-methods.js';
+import { authenticatedRecently } from '../../../shared/sign-in/session-decider.js';
 import { relyingPartyOf } from '../../../shared/sign-in/passkeys/relying-party.js';
 import { parseAuthenticationResponse, parseRegistrationResponse } from '../../../shared/sign-in/passkeys/webauthn-responses.js';
 import type { CommandAppDeps } from '../../app.js';
@@ -73,9 +74,11 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
     ctx.body = value;
   }
 
+  /** The user adding a passkey: signed in, and recently enough to add an authenticator (session-decider.ts). */
   async function signedInUser(ctx: HttpContext): Promise<number> {
     const session = await kit.session(ctx);
     if (!session) throw new AccessDenied('Sign in first.');
+    if (!authenticatedRecently(session, new Date())) throw new AccessDenied('Sign in again to add a passkey.');
     return session.userId;
   }
 
