@@ -49,7 +49,7 @@ export function streamAccounts(handler: CommandHandler, clients: ClientDirectory
     },
     async user(userId) {
       const { state } = await handler.load(streams.user(userId), userDecider);
-      return state.status === 'absent' ? null : { orgId: state.orgId, roles: state.roles };
+      return state.status !== 'active' ? null : { orgId: state.orgId, roles: state.roles };
     },
   };
 }

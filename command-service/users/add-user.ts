@@ -8,7 +8,7 @@ import type { Position } from '../../shared/event-store/event-store.js';
 import { streams, type Role } from '../../shared/domain/events.js';
 import { organizationDecider } from '../../shared/domain/organization-decider.js';
 import { normaliseEmail, userDecider, type UserCommand } from '../../shared/domain/user-decider.js';
-import { memberEmailDecider } from '../../shared/domain/member-email-decider.js';
+import { ALREADY_TAKEN, claimAbandoned, memberEmailDecider } from '../../shared/domain/member-email-decider.js';
 import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../shared/crypto/password-hash.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../shared/errors.js';
 import { READ_MODELS } from '../../shared/db/read-models.js';
@@ -62,10 +62,7 @@ export async function addUser(deps: CommandDeps, input: AddUserInput, ctx: Comma
   try {
     ({ position } = await deps.handler.handle(streams.user(userId), userDecider, command, ctx));
   } catch (error) {
-    // Best effort: a claim left behind is taken over once abandoned (member-email-decider.ts).
-    await deps.handler
-      .handle(streams.memberEmail(input.orgId, email), memberEmailDecider, { type: 'ReleaseMemberEmail', data: { orgId: input.orgId, userId } }, ctx)
-      .catch(() => undefined);
+    await releaseEmail(deps, input.orgId, email, userId, ctx);
     throw error;
   }
   await deps.watermark.waitFor(position, deps.projectionWaitMs, [READ_MODELS.users]);
@@ -75,15 +72,41 @@ export async function addUser(deps: CommandDeps, input: AddUserInput, ctx: Comma
 /** Claims `email` (normalised) in the organization for the new user: 409 when another user of it has the address. */
 async function claimEmail(deps: CommandDeps, orgId: number, email: string, userId: number, ctx: CommandContext): Promise<void> {
   const stream = streams.memberEmail(orgId, email);
+  const at = ctx.now.toISOString();
   const { state } = await deps.handler.load(stream, memberEmailDecider);
   let absentHolder: number | null = null;
   if (state.holder !== null) {
     const holder = await deps.handler.load(streams.user(state.holder), userDecider);
-    if (holder.state.status === 'absent') absentHolder = state.holder;
+    if (holder.state.status === 'active') throw new ConflictError(ALREADY_TAKEN(orgId));
+    if (!claimAbandoned(state.claimedAt, at)) {
+      throw new ConflictError(`a user with this email is being added to organization ${orgId}; try again in a few minutes`);
+    }
+    // The claim's user never appeared: close its creation first, so it cannot land after the takeover.
+    await deps.handler
+      .handle(streams.user(state.holder), userDecider, { type: 'AbandonUserCreation', data: { userId: state.holder, orgId } }, ctx)
+      .catch((error: unknown) => {
+        throw error instanceof ConflictError ? new ConflictError(ALREADY_TAKEN(orgId)) : error; // it appeared meanwhile
+      });
+    absentHolder = state.holder;
   } else if (await hasUnclaimedUser(deps, orgId, email)) {
-    throw new ConflictError(`organization ${orgId} already has a user with this email`);
+    throw new ConflictError(ALREADY_TAKEN(orgId));
   }
-  await deps.handler.handle(stream, memberEmailDecider, { type: 'ClaimMemberEmail', data: { orgId, userId, at: ctx.now.toISOString(), absentHolder } }, ctx);
+  await deps.handler.handle(stream, memberEmailDecider, { type: 'ClaimMemberEmail', data: { orgId, userId, at, absentHolder } }, ctx);
+}
+
+/**
+ * Gives the address back after the user's append failed, unless the user was written after all
+ * (a failure reported after the commit). Best effort: a claim left behind is taken over once
+ * abandoned (member-email-decider.ts).
+ */
+async function releaseEmail(deps: CommandDeps, orgId: number, email: string, userId: number, ctx: CommandContext): Promise<void> {
+  try {
+    const { state } = await deps.handler.load(streams.user(userId), userDecider);
+    if (state.status === 'active' && state.orgId === orgId && state.email === email) return;
+    await deps.handler.handle(streams.memberEmail(orgId, email), memberEmailDecider, { type: 'ReleaseMemberEmail', data: { orgId, userId } }, ctx);
+  } catch {
+    // left for the takeover
+  }
 }
 
 /**

@@ -103,6 +103,7 @@ const coreCatalogue: { readonly [T in CoreEventType]: EventTypeSchemas<T> } = {
     version: 1,
     properties: { userId: ID, orgId: ID, inviteAllowance: nullable(ALLOWANCE) },
   },
+  UserCreationAbandoned: { version: 1, properties: { userId: ID, orgId: ID } },
   MemberEmailClaimed: { version: 1, properties: { orgId: ID, userId: ID, claimedAt: { type: 'string', format: 'date-time' } } },
   MemberEmailReleased: { version: 1, properties: { orgId: ID, userId: ID } },
   ApiKeyCreated: {

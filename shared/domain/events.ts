@@ -82,6 +82,11 @@ export type UserAdded = {
 };
 export type RoleGranted = { type: 'RoleGranted'; data: { userId: number; orgId: number; role: Role } };
 export type RoleRevoked = { type: 'RoleRevoked'; data: { userId: number; orgId: number; role: Role } };
+/**
+ * A user id whose creation claimed an email address and never completed: recorded on the user's
+ * stream (expected: no stream) before the address is taken over, so that creation can never land.
+ */
+export type UserCreationAbandoned = { type: 'UserCreationAbandoned'; data: { userId: number; orgId: number } };
 export type UserInviteAllowanceChanged = {
   type: 'UserInviteAllowanceChanged';
   data: { userId: number; orgId: number; inviteAllowance: number | null };
@@ -161,6 +166,7 @@ export type DomainEvent =
   | RoleGranted
   | RoleRevoked
   | UserInviteAllowanceChanged
+  | UserCreationAbandoned
   | MemberEmailClaimed
   | MemberEmailReleased
   | ApiKeyCreated
@@ -178,7 +184,7 @@ export const streams = {
   organization: (orgId: number) => `organization-${orgId}`,
   facility: (facilityId: number) => `facility-${facilityId}`,
   user: (userId: number) => `user-${userId}`,
-  /** An email address within an organization (SHA-256 of the lower-cased address: no address in a stream name). */
+  /** An email address within an organization, as normaliseEmail gives it (its SHA-256: no address in a stream name). */
   memberEmail: (orgId: number, email: string) => `member-email-${orgId}-${createHash('sha256').update(email).digest('hex')}`,
   apiKey: (keyId: string) => `apikey-${keyId}`,
   /**

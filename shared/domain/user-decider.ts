@@ -7,6 +7,7 @@ import {
   type RoleGranted,
   type RoleRevoked,
   type UserAdded,
+  type UserCreationAbandoned,
   type UserInviteAllowanceChanged,
 } from './events.js';
 import { assertInviteAllowance } from './organization-decider.js';
@@ -18,7 +19,7 @@ export const MAX_EMAIL_LENGTH = 254;
 const EMAIL = /^[^\s@]+@[^\s@.][^\s@]*$/;
 const PASSWORD_HASH = new RegExp(PASSWORD_HASH_PATTERN);
 
-export type UserEvent = UserAdded | RoleGranted | RoleRevoked | UserInviteAllowanceChanged;
+export type UserEvent = UserAdded | RoleGranted | RoleRevoked | UserInviteAllowanceChanged | UserCreationAbandoned;
 
 interface UserRef {
   userId: number;
@@ -43,10 +44,14 @@ export type UserCommand =
     }
   | { type: 'GrantRole'; data: UserRef & { role: Role } }
   | { type: 'RevokeRole'; data: UserRef & { role: Role } }
-  | { type: 'ChangeInviteAllowance'; data: UserRef & { inviteAllowance: number | null } };
+  | { type: 'ChangeInviteAllowance'; data: UserRef & { inviteAllowance: number | null } }
+  /** Closes a user id whose creation never completed (member-email-decider.ts): no user may be added under it. */
+  | { type: 'AbandonUserCreation'; data: { userId: number; orgId: number } };
 
 export type UserState =
   | { status: 'absent' }
+  /** Its creation never completed, and never will (UserCreationAbandoned). */
+  | { status: 'abandoned' }
   | {
       status: 'active';
       userId: number;
@@ -59,11 +64,11 @@ export type UserState =
       inviteAllowance: number | null;
     };
 
-export type ExistingUser = Exclude<UserState, { status: 'absent' }>;
+export type ExistingUser = Extract<UserState, { status: 'active' }>;
 
 /** The user as a caller of `orgId` may see it: 404 when absent or another organization's. */
 export function userInOrg(state: UserState, userId: number, orgId: number | undefined): ExistingUser {
-  if (state.status === 'absent' || (orgId !== undefined && state.orgId !== orgId)) {
+  if (state.status !== 'active' || (orgId !== undefined && state.orgId !== orgId)) {
     throw new NotFoundError(`user ${userId} not found`);
   }
   return state;
@@ -110,14 +115,16 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
           roles: [],
           inviteAllowance: event.data.inviteAllowance,
         };
+      case 'UserCreationAbandoned':
+        return state.status === 'absent' ? { status: 'abandoned' } : state;
       case 'RoleGranted':
-        if (state.status === 'absent' || state.roles.includes(event.data.role)) return state;
+        if (state.status !== 'active' || state.roles.includes(event.data.role)) return state;
         return { ...state, roles: [...state.roles, event.data.role] };
       case 'RoleRevoked':
-        if (state.status === 'absent') return state;
+        if (state.status !== 'active') return state;
         return { ...state, roles: state.roles.filter((r) => r !== event.data.role) };
       case 'UserInviteAllowanceChanged':
-        return state.status === 'absent' ? state : { ...state, inviteAllowance: event.data.inviteAllowance };
+        return state.status !== 'active' ? state : { ...state, inviteAllowance: event.data.inviteAllowance };
       default:
         // A type this build does not fold (written by newer code) leaves the state as it is.
         return state;
@@ -128,7 +135,8 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
     switch (command.type) {
       case 'AddUser': {
         const { userId, orgId } = command.data;
-        if (state.status !== 'absent') throw new ConflictError(`user ${userId} already exists`);
+        if (state.status === 'active') throw new ConflictError(`user ${userId} already exists`);
+        if (state.status === 'abandoned') throw new ConflictError(`user ${userId} was abandoned: its email address was taken over`);
         const email = normaliseEmail(command.data.email);
         const firstName = personName(command.data.firstName, 'first name');
         const lastName = personName(command.data.lastName, 'last name');
@@ -163,6 +171,11 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         const user = userInOrg(state, command.data.userId, command.data.orgId);
         if (!user.roles.includes(command.data.role)) return [];
         return [{ type: 'RoleRevoked', data: { userId: user.userId, orgId: user.orgId, role: command.data.role } }];
+      }
+      case 'AbandonUserCreation': {
+        if (state.status === 'active') throw new ConflictError(`user ${command.data.userId} exists`);
+        if (state.status === 'abandoned') return [];
+        return [{ type: 'UserCreationAbandoned', data: command.data }];
       }
       case 'ChangeInviteAllowance': {
         const user = userInOrg(state, command.data.userId, command.data.orgId);

@@ -22,6 +22,7 @@ const breakages: { readonly [T in DomainEventType]: (data: Record<string, unknow
   RoleGranted: (d) => void (d.role = 'owner'),
   RoleRevoked: (d) => void delete d.role,
   UserInviteAllowanceChanged: (d) => void (d.inviteAllowance = 2.5),
+  UserCreationAbandoned: (d) => void delete d.orgId,
   MemberEmailClaimed: (d) => void (d.claimedAt = 'yesterday'),
   MemberEmailReleased: (d) => void (d.userId = -1),
   ApiKeyCreated: (d) => void (d.keyHash = 'svc_sk_the-key-itself'),

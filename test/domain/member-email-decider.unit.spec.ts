@@ -18,7 +18,7 @@ describe('member email decider', () => {
       spec.given([]).when(claim(7)).then([claimed(7)]);
     });
 
-    it('records nothing when the same user claims again (a retried command)', () => {
+    it('records nothing when its holder claims it again (a claim decided again after a lost race)', () => {
       spec.given([claimed(7)]).when(claim(7, later(1000))).thenNothing();
     });
 

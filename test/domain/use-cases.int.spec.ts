@@ -24,6 +24,7 @@ import { migratedDatabase } from '../support/database.js';
 import { ensureReadModels } from '../../projections/generation-tables.js';
 import { usersProjection } from '../../projections/users-projection.js';
 import { ABANDONED_AFTER_MS, memberEmailDecider } from '../../shared/domain/member-email-decider.js';
+import { userDecider } from '../../shared/domain/user-decider.js';
 
 const NOW = new Date('2026-03-10T08:00:00.000Z');
 const ctx = (): CommandContext => ({ correlationId: randomUUID(), actor: { kind: 'operator' }, now: NOW });
@@ -184,10 +185,49 @@ describe('administrative use cases', function () {
         );
       await strand('fresh@example.com', 60_000);
       await strand('stale@example.com', ABANDONED_AFTER_MS);
-      expect(await rejection(addUser(deps, user(orgId, 'fresh@example.com'), ctx()))).to.be.instanceOf(ConflictError);
+      const fresh = await rejection(addUser(deps, user(orgId, 'fresh@example.com'), ctx()));
+      expect(fresh).to.be.instanceOf(ConflictError).with.property('message').match(/being added/);
       const { userId } = await addUser(deps, user(orgId, 'stale@example.com'), ctx());
       const claim = await store.readStream(claimStream(orgId, 'stale@example.com'));
       expect(claim.at(-1)!.data).to.deep.equal({ orgId, userId, claimedAt: NOW.toISOString() });
+
+      // The abandoned creation is closed for good: its user can no longer be added late.
+      expect((await store.readStream(streams.user(999_999_001))).map((e) => e.type)).to.deep.equal(['UserCreationAbandoned']);
+      const late = await rejection(
+        deps.handler.handle(
+          streams.user(999_999_001),
+          userDecider,
+          { type: 'AddUser', data: { userId: 999_999_001, orgId, email: 'stale@example.com', firstName: 'L', lastName: 'Ate', passwordHash: null } },
+          ctx(),
+        ),
+      );
+      expect(late).to.be.instanceOf(ConflictError).with.property('message').match(/abandoned/);
+    });
+
+    it('refuses an old claim whose user exists', async () => {
+      const orgId = await organization();
+      const longAgo = { ...ctx(), now: new Date(NOW.getTime() - 2 * ABANDONED_AFTER_MS) };
+      await addUser(deps, user(orgId, 'old@example.com'), longAgo);
+      const refused = await rejection(addUser(deps, user(orgId, 'old@example.com'), ctx()));
+      expect(refused).to.be.instanceOf(ConflictError).with.property('message').match(/already has a user with this email/);
+    });
+
+    it('keeps the claim when the user was written although its append reported a failure', async () => {
+      const orgId = await organization();
+      // A store whose user appends commit and then fail (a connection lost after COMMIT).
+      const flaky: EventStore = Object.create(store, {
+        appendToStream: {
+          value: async (...args: Parameters<EventStore['appendToStream']>) => {
+            const result = await store.appendToStream(...args);
+            if (args[0].startsWith('user-')) throw new Error('connection lost after commit');
+            return result;
+          },
+        },
+      });
+      const lossy: CommandDeps = { ...deps, store: flaky, handler: new CommandHandler(flaky) };
+      expect(await rejection(addUser(lossy, user(orgId, 'kept@example.com'), ctx()))).to.match(/connection lost/);
+      expect((await store.readStream(claimStream(orgId, 'kept@example.com'))).map((e) => e.type)).to.deep.equal(['MemberEmailClaimed']);
+      expect(await rejection(addUser(deps, user(orgId, 'kept@example.com'), ctx()))).to.be.instanceOf(ConflictError);
     });
 
     it('refuses the address of a user added before addresses were claimed (found in the users read model)', async () => {

@@ -126,4 +126,23 @@ describe('user decider', () => {
       spec.given([added]).when({ type: 'ChangeInviteAllowance', data: { userId: 100, inviteAllowance: 2.5 } }).thenThrows(ValidationError);
     });
   });
+
+  describe('AbandonUserCreation', () => {
+    const abandon: UserCommand = { type: 'AbandonUserCreation', data: { userId: 100, orgId: 1 } };
+    const abandoned: UserEvent = { type: 'UserCreationAbandoned', data: { userId: 100, orgId: 1 } };
+
+    it('closes an id no user was added under, once', () => {
+      spec.given([]).when(abandon).then([abandoned]);
+      spec.given([abandoned]).when(abandon).thenNothing();
+    });
+
+    it('refuses to close the id of an existing user', () => {
+      spec.given([added]).when(abandon).thenThrows(ConflictError);
+    });
+
+    it('keeps a user from being added under a closed id, and the closed id from being used as a user', () => {
+      spec.given([abandoned]).when(addUser()).thenThrows(ConflictError, /abandoned/);
+      spec.given([abandoned]).when({ type: 'GrantRole', data: { userId: 100, role: 'admin' } }).thenThrows(NotFoundError);
+    });
+  });
 });

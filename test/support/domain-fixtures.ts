@@ -82,6 +82,7 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
   RoleGranted: { type: 'RoleGranted', data: { userId: 100, orgId: 1, role: 'admin' } },
   RoleRevoked: { type: 'RoleRevoked', data: { userId: 100, orgId: 1, role: 'self_invite' } },
   UserInviteAllowanceChanged: { type: 'UserInviteAllowanceChanged', data: { userId: 100, orgId: 1, inviteAllowance: 5 } },
+  UserCreationAbandoned: { type: 'UserCreationAbandoned', data: { userId: 100, orgId: 1 } },
   MemberEmailClaimed: { type: 'MemberEmailClaimed', data: { orgId: 1, userId: 100, claimedAt: '2026-03-02T09:00:00.000Z' } },
   MemberEmailReleased: { type: 'MemberEmailReleased', data: { orgId: 1, userId: 100 } },
   ApiKeyCreated: {
