@@ -1,6 +1,7 @@
-// GET /account (who is signed in, the authenticator app, passkeys) and POST /account/sign-out
+// GET /account (who is signed in, the authenticator app, passkeys), POST /account/sign-out
 // (ends this browser's session; the logout endpoint needs an id_token_hint, a person at the
-// account page does not).
+// account page does not) and POST /account/reauthenticate (to the sign-in page, for the account
+// page: adding an authenticator needs a recent sign-in).
 import type Router from '@koa/router';
 import { READ_MODELS } from '../../shared/db/read-models.js';
 import type { HttpState } from '../../shared/http/http-state.js';
@@ -33,6 +34,15 @@ export function accountRoutes(router: Router<HttpState>, env: SignInEnv): void {
         mayAddAuthenticators: authenticatedRecently(session, new Date()),
       }),
     );
+  });
+
+  router.post(SIGN_IN_PATHS.reauthenticate, env.limits.forms.middleware({ trustProxy: env.trustProxy }), async (ctx) => {
+    ctx.request.body = await readFormFields(ctx);
+    kit.checkCsrf(ctx);
+    // This sign-in is for the account page: an authorization left pending in this browser must
+    // not be the one it completes.
+    kit.dropFlow(ctx);
+    redirectTo(ctx, SIGN_IN_PATHS.signIn);
   });
 
   router.post(SIGN_IN_PATHS.signOut, env.limits.forms.middleware({ trustProxy: env.trustProxy }), async (ctx) => {

@@ -23,7 +23,8 @@ import {
 import { nextInteraction } from '../../shared/oauth/authorize-interaction.js';
 import { OAUTH_PATHS } from '../../shared/oauth/discovery.js';
 import { InvalidRequest, OAuthError, asOAuthError } from '../../shared/oauth/oauth-errors.js';
-import { verifyIdTokenHint } from '../../shared/oauth/tokens.js';
+import { UnknownHintKeyError, verifyIdTokenHint } from '../../shared/oauth/tokens.js';
+import { InvalidTokenError } from '../../shared/errors.js';
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import type { HttpState } from '../../shared/http/http-state.js';
 import { consentDecider, rememberedScopes } from '../../shared/sign-in/consent-decider.js';
@@ -38,13 +39,19 @@ export function authorizeRoute(router: Router<HttpState>, env: SignInEnv): void 
   const { deps, kit } = env;
   const issuer = deps.oauth.issuer;
 
-  /** The user an id_token_hint names: one of our ID Tokens, expired or not (OIDC Core §3.1.2.1). */
+  /**
+   * The user an id_token_hint names: one of our ID Tokens, expired or not (OIDC Core §3.1.2.1).
+   * One signed with a key rotated out since is no hint at all (it can only narrow who may sign in,
+   * and the client checks the `sub` it gets), rather than an error on every later sign-in.
+   */
   async function hintSubjectOf(hint: string | null): Promise<string | null> {
     if (hint === null) return null;
     try {
       return (await verifyIdTokenHint(hint, deps.oauth.verificationKeys, { issuer })).sub;
-    } catch {
-      throw new InvalidRequest(INVALID_ID_TOKEN_HINT);
+    } catch (error) {
+      if (error instanceof UnknownHintKeyError) return null;
+      if (error instanceof InvalidTokenError) throw new InvalidRequest(INVALID_ID_TOKEN_HINT);
+      throw error;
     }
   }
 

@@ -8,6 +8,7 @@ export const SIGN_IN_PATHS = {
   account: '/account',
   totp: '/account/totp',
   signOut: '/account/sign-out',
+  reauthenticate: '/account/reauthenticate',
   stylesheet: '/signin/style.css',
   /** Served by the passkey routes. */
   passkeyScript: '/signin/passkey.js',

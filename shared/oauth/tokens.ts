@@ -11,6 +11,7 @@ import {
   createLocalJWKSet,
   decodeProtectedHeader,
   jwtVerify,
+  errors as joseErrors,
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
@@ -29,15 +30,15 @@ export const ID_TOKEN_TYPE = 'JWT';
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
-/**
- * The audience of every access token: the service's API (resource endpoints under /api/v1 and
- * userinfo). Command and query services both derive it from the issuer, so they always agree.
- */
 /** The subject of every token: the user id in decimal (one subject space: `subject_types_supported` public). */
 export function subjectOf(userId: number): string {
   return String(userId);
 }
 
+/**
+ * The audience of every access token: the service's API (resource endpoints under /api/v1 and
+ * userinfo). Command and query services both derive it from the issuer, so they always agree.
+ */
 export function accessTokenAudience(issuer: string): string {
   return `${issuer}/api`;
 }
@@ -227,20 +228,32 @@ export interface IdTokenHint {
   readonly sid: string | null;
 }
 
+/** An id_token_hint signed with a key the key set no longer holds (rotated out): it may be genuine, but cannot be checked. */
+export class UnknownHintKeyError extends InvalidTokenError {}
+
 /**
- * Logout's id_token_hint (RP-Initiated Logout §2): the signature must verify with one of our keys
- * and it must be one of our id_tokens, but it may have expired. Throws InvalidTokenError otherwise.
+ * An id_token_hint (authorize, OIDC Core §3.1.2.1; logout, RP-Initiated Logout §2): the signature
+ * must verify with one of our keys and it must be one of our id_tokens, but it may have expired.
+ * Throws InvalidTokenError otherwise (UnknownHintKeyError for a key not in the set); a key set
+ * that cannot be loaded is thrown as it is, the server's failure and not the token's.
  */
 export async function verifyIdTokenHint(token: string, keys: JWTVerifyGetKey, options: { readonly issuer: string }): Promise<IdTokenHint> {
+  let typ: unknown;
+  try {
+    typ = decodeProtectedHeader(token).typ;
+  } catch {
+    throw new InvalidTokenError();
+  }
+  if (typ !== ID_TOKEN_TYPE) throw new InvalidTokenError();
   let payload: JWTPayload;
   try {
     // Signature only (no expiry check): compactVerify, then the claims by hand.
-    const header = decodeProtectedHeader(token);
-    if (header.typ !== ID_TOKEN_TYPE) throw new Error('not an id_token');
     const { payload: bytes } = await compactVerify(token, keys, { algorithms: [SIGNING_ALGORITHM] });
     payload = JSON.parse(new TextDecoder().decode(bytes)) as JWTPayload;
-  } catch {
-    throw new InvalidTokenError();
+  } catch (error) {
+    if (error instanceof joseErrors.JWKSNoMatchingKey) throw new UnknownHintKeyError();
+    if (error instanceof joseErrors.JOSEError || error instanceof SyntaxError) throw new InvalidTokenError();
+    throw error;
   }
   const aud = typeof payload.aud === 'string' ? [payload.aud] : payload.aud;
   if (

@@ -79,6 +79,7 @@ describe('authorize interaction (what comes next)', () => {
 
   it('id_token_hint: signing in as another user than it names, for this very request, ends in login_required (no loop)', () => {
     expect(() => nextInteraction(input({ hintSubject: '43', signedInForThisRequest: true }))).to.throw(LoginRequired);
+    expect(nextInteraction(input({ hintSubject: '42', signedInForThisRequest: true })).next).to.equal('issue_code');
   });
 
   it('asks consent for scopes not granted before, naming the new ones', () => {

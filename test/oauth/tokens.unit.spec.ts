@@ -15,6 +15,7 @@ import {
   refreshingKeySet,
   verifyAccessToken,
   verifyIdTokenHint,
+  UnknownHintKeyError,
   type AccessTokenInput,
 } from '../../shared/oauth/tokens.js';
 import { FAMILY_ID, ISSUER, PUBLIC_CLIENT, SID } from './oauth-fixtures.js';
@@ -182,7 +183,7 @@ describe('tokens', () => {
       expect(accessTokenHash('any token')).to.match(/^[A-Za-z0-9_-]{22}$/);
     });
 
-    describe('as logout id_token_hint', () => {
+    describe('as id_token_hint (authorize, logout)', () => {
       it('verifies even when expired, returning sub, aud and sid', async () => {
         const token = await mintIdToken(key, { ...input, amr: ['pwd'], now: new Date('2020-01-01T00:00:00Z'), authTime: '2020-01-01T00:00:00Z' });
         expect(await verifyIdTokenHint(token, localKeySet(jwks), { issuer: ISSUER })).to.deep.equal({ sub: '42', aud: [PUBLIC_CLIENT.clientId], sid: SID });
@@ -197,6 +198,22 @@ describe('tokens', () => {
         const [h, , s] = good.split('.');
         await rejected(hint(`${h}.${Buffer.from(JSON.stringify({ ...decodeJwt(good), sub: '1' })).toString('base64url')}.${s}`));
         for (const junk of ['', 'x', 'a.b.c']) await rejected(hint(junk));
+      });
+
+      it('tells a key the set does not hold (rotated out) from a bad token, and a key set that cannot load from both', async () => {
+        const unknownKey = await verifyIdTokenHint(await mintIdToken(otherKey, { ...input, amr: ['pwd'] }), localKeySet(jwks), { issuer: ISSUER }).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(unknownKey).to.be.instanceOf(UnknownHintKeyError);
+        const tampered = await verifyIdTokenHint('a.b.c', localKeySet(jwks), { issuer: ISSUER }).then(() => null, (e: unknown) => e);
+        expect(tampered).to.be.instanceOf(InvalidTokenError).and.not.be.instanceOf(UnknownHintKeyError);
+        const down = new Error('key store unreachable');
+        const unloadable = await verifyIdTokenHint(await mintIdToken(key, { ...input, amr: ['pwd'] }), async () => Promise.reject(down), { issuer: ISSUER }).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(unloadable).to.equal(down);
       });
     });
   });

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { startStack, type Stack } from '../support/stack.js';
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { mintIdToken } from '../../shared/oauth/tokens.js';
+import { SignJWT, generateKeyPair } from 'jose';
 import { Browser, csrfTokenOf, inputValue } from './support/browser.js';
 import { authorizeInBrowser, authorizePath, signInAndAuthorize, submitConsent, submitPassword, type AuthorizeOptions } from './support/sign-in-driver.js';
 import { codeIssued, pkce, sessionEnd, sessionEvents, signedInBrowser, startedSession } from './support/session-probe.js';
@@ -281,6 +282,24 @@ describe('GET /api/oauth/authorize', function () {
       const signedInAsWrongUser = await submitPassword(browser, user.email, user.password);
       const wrong = await browser.get(signedInAsWrongUser);
       expect(errorOf(wrong.location).get('error')).to.equal('login_required');
+      // Signing in as the user it names: the code, for that user.
+      const named = await authorizeInBrowser(stack, {
+        ...base({ state: 'h2', extra: { id_token_hint: await hintFor(other.userId) } }),
+        email: other.email,
+        password: other.password!,
+        browser,
+      });
+      expect(named.hops.map((h) => h.split('?')[0])).to.deep.equal(['/api/oauth/authorize', '/signin', '/api/oauth/authorize', '/consent', '/api/oauth/authorize', client.redirectUri]);
+      expect((await codeIssued(stack, named.code))?.data).to.include({ userId: other.userId });
+
+      // Signed with a key no longer in the key set (rotated out): no hint at all, not an error.
+      const retired = await generateKeyPair('RS256');
+      const unverifiable = await new SignJWT({ iss: stack.baseUrl, sub: String(user.userId), aud: client.clientId })
+        .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: 'rotated-out' })
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(retired.privateKey);
+      expect(errorOf((await withHint(unverifiable, 'none')).location).get('code')).to.be.a('string');
 
       const [header, payload] = (await hintFor(user.userId)).split('.');
       const forged = errorOf((await withHint(`${header}.${payload}.${'A'.repeat(342)}`, 'none')).location);

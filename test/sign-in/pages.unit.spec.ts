@@ -121,8 +121,9 @@ describe('sign-in pages (HTML)', () => {
       const stale = accountPage({ csrfToken: CSRF, email: null, totpEnrolled: false, passkeyCount: 0, mayAddAuthenticators: false }).value;
       expect(stale).to.not.include('href="/account/totp"');
       expect(stale).to.not.include('id="passkey-register"');
-      expect(stale).to.include('To add a passkey, <a href="/signin">sign in again</a> first.');
-      expect(stale).to.include('To set up an authenticator app, <a href="/signin">sign in again</a> first.');
+      expect(stale).to.include('<form class="reauthenticate" method="post" action="/account/reauthenticate">');
+      expect(stale).to.include('To add a passkey, sign in again first.');
+      expect(stale).to.include('To set up an authenticator app, sign in again first.');
       expectNoInlineScript(off);
     });
   });

@@ -7,7 +7,8 @@ import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
 import { RECENT_AUTHENTICATION_SECONDS, newSid, signInSessionDecider } from '../../shared/sign-in/session-decider.js';
 import { Browser, csrfTokenOf } from './support/browser.js';
-import { submitPassword } from './support/sign-in-driver.js';
+import { authorizePath, submitPassword } from './support/sign-in-driver.js';
+import { pkce } from './support/session-probe.js';
 
 describe('adding an authenticator needs a recent sign-in', function () {
   this.timeout(120_000);
@@ -50,7 +51,8 @@ describe('adding an authenticator needs a recent sign-in', function () {
     expect(account.text).to.include(`Signed in as <strong>${user.email}</strong>`);
     expect(account.text).to.not.include('id="passkey-register"');
     expect(account.text).to.not.include('href="/account/totp"');
-    expect(account.text).to.include('To add a passkey, <a href="/signin">sign in again</a> first.');
+    expect(account.text).to.include('To add a passkey, sign in again first.');
+    expect(account.text).to.include('action="/account/reauthenticate"');
     const csrf = csrfTokenOf(account.text);
 
     expect((await browser.get('/account/totp')).location).to.equal('/signin');
@@ -59,9 +61,19 @@ describe('adding an authenticator needs a recent sign-in', function () {
     const options = await browser.post('/account/passkeys/options', { csrf }, { headers: { Accept: 'application/json' } });
     expect(options.status).to.equal(403);
     expect(JSON.parse(options.text)).to.deep.include({ error: 'access_denied', error_description: 'Sign in again to add a passkey.' });
+    // Also the second step, for a ceremony begun while the sign-in was recent.
+    const verify = await browser.post('/account/passkeys/verify', { csrf }, { headers: { Accept: 'application/json' } });
+    expect(verify.status).to.equal(403);
     expect(await ceremonies()).to.equal(before);
     expect(await credentialEvents(user.userId)).to.deep.equal([]);
 
+    // An authorization left pending in this browser (prompt=login sent it to the sign-in page) is
+    // not what signing in again from the account page completes.
+    const client = await stack.seed.client(orgId);
+    const pending = await browser.get(authorizePath({ clientId: client.clientId, redirectUri: client.redirectUri, codeChallenge: pkce().challenge, prompt: 'login' }));
+    expect(pending.location).to.equal('/signin');
+    const reauthenticate = await browser.post('/account/reauthenticate', { csrf });
+    expect(reauthenticate.location).to.equal('/signin');
     // Signing in again (same browser) makes the session recent: the controls come back.
     expect(await submitPassword(browser, user.email, user.password!)).to.equal('/account');
     const again = await browser.get('/account');

@@ -14,7 +14,10 @@ export interface AccountPageInput {
 
 export function accountPage(input: AccountPageInput): SafeHtml {
   const { csrfToken, email, totpEnrolled, passkeyCount, mayAddAuthenticators } = input;
-  const signInAgain = (what: string) => html`<p class="reauthenticate">To ${what}, <a href="${SIGN_IN_PATHS.signIn}">sign in again</a> first.</p>`;
+  const signInAgain = (what: string) => html`<form class="reauthenticate" method="post" action="${SIGN_IN_PATHS.reauthenticate}">
+${csrfField(csrfToken)}
+<p>To ${what}, sign in again first. <button type="submit">Sign in again</button></p>
+</form>`;
   return layout(
     { title: 'Your account', csrfToken, scripts: [SIGN_IN_PATHS.passkeyScript] },
     html`<h1>Your account</h1>

@@ -32,7 +32,7 @@ import { signInPage } from '../pages/sign-in-page.js';
 
 /**
  * Per source IP, like the sign-in forms (a whole office may share an address): bounds the pending
- * ceremonies one source can make this process hold, and the signature checks it can ask for.
+ * ceremonies one source can store, and the signature checks it can ask for.
  */
 const PASSKEY_RATE_LIMIT = { ...ORG_API_RATE_LIMIT, points: 300, windowSeconds: 60, abuseThreshold: 300 };
 

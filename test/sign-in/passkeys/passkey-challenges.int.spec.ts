@@ -84,6 +84,23 @@ describe('passkey challenges (PostgreSQL)', function () {
     expect((await challenges.take(second, 'authentication', NOW))?.challenge).to.equal('c2');
   });
 
+  it("replaces the browser's previous ceremony when it has expired already (swept and replaced by one statement)", async () => {
+    await knex.raw('DELETE FROM passkey_ceremonies');
+    const first = await challenges.begin({ purpose: 'authentication', challenge: 'c1', userId: null }, NOW);
+    const second = await challenges.begin({ purpose: 'authentication', challenge: 'c2', userId: null }, later(CEREMONY_TTL_SECONDS + 1), first);
+    expect(await count()).to.equal(1);
+    expect((await challenges.take(second, 'authentication', later(CEREMONY_TTL_SECONDS + 1)))?.challenge).to.equal('c2');
+  });
+
+  it('sweeps a bounded number of expired ceremonies per begin', async () => {
+    await knex.raw('DELETE FROM passkey_ceremonies');
+    for (let i = 0; i < 150; i++) await challenges.begin({ purpose: 'authentication', challenge: `old${i}`, userId: null }, NOW);
+    await challenges.begin({ purpose: 'authentication', challenge: 'new', userId: null }, later(CEREMONY_TTL_SECONDS));
+    expect(await count()).to.equal(51); // 100 of the 150 expired ones, and the new one
+    await challenges.begin({ purpose: 'authentication', challenge: 'newer', userId: null }, later(CEREMONY_TTL_SECONDS));
+    expect(await count()).to.equal(2);
+  });
+
   it('removes expired ceremonies as new ones begin, keeping the live ones', async () => {
     await knex.raw('DELETE FROM passkey_ceremonies');
     for (let i = 0; i < 3; i++) await challenges.begin({ purpose: 'authentication', challenge: `old${i}`, userId: null }, NOW);
