@@ -374,7 +374,8 @@ async function projections(runtime: Runtime, args: string[], json: boolean): Pro
     if (unknown !== undefined) throw new UsageError(`unknown projection "${unknown}"; known: ${known.join(', ')}`);
     const bar = json ? null : new ProgressBar({ label: 'rebuild' });
     const result = await rebuildProjections(positionals.length ? positionals : undefined, deps, {
-      onProgress: (p) => bar?.update({ fraction: p.fraction, detail: `${p.events.toLocaleString('en')} events, ${p.phase}` }),
+      // A new phase is drawn at once (the bar draws at most every so often).
+      onProgress: (p) => bar?.update({ fraction: p.fraction, detail: `${p.events.toLocaleString('en')} events, ${p.phase}` }, p.phase !== 'replaying'),
     });
     bar?.finish({ fraction: 1, detail: `${result.events.toLocaleString('en')} events` });
     const names = result.projections.map((p) => p.name);

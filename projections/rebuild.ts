@@ -227,6 +227,7 @@ class Replay {
   private headReadAt = 0;
   /** The secondary index builds, once started. */
   private indexing: Promise<void> | null = null;
+  private indexingFailed = false;
 
   constructor(
     private readonly deps: ProjectionDeps,
@@ -294,6 +295,8 @@ class Replay {
     try {
       for (;;) {
         this.throwIfAborted();
+        // The rebuild cannot switch over without its indexes: it fails where the build is awaited.
+        if (this.indexingFailed) break;
         const { events: page, keys } = await (reading ?? this.readPage(position));
         reading = null;
         if (page.length === 0) break;
@@ -363,15 +366,17 @@ class Replay {
 
   /** Starts the secondary index builds once (an error is thrown where awaited after the replay). */
   private startIndexes(): Promise<void> {
-    this.indexing ??= this.withRetries(() => this.buildIndexes());
+    if (!this.indexing) {
+      this.indexing = this.withRetries(() => this.buildIndexes());
+      this.indexing.catch(() => (this.indexingFailed = true));
+    }
     return this.indexing;
   }
 
-  /** Every target's secondary indexes, one build at a time (see createIndexes). */
+  /** Every target's secondary indexes, one build at a time (see createIndexes); an abort stops between builds. */
   private async buildIndexes(): Promise<void> {
-    this.throwIfAborted();
     for (const target of this.targets.filter((t) => !t.indexed)) {
-      await createIndexes(this.deps.knex, target.projection, target.table);
+      await createIndexes(this.deps.knex, target.projection, target.table, () => this.throwIfAborted());
       await this.deps.knex.raw('UPDATE projection_rebuilds SET indexed = true, updated_at = now() WHERE name = ?', [target.projection.name]);
       target.indexed = true;
     }
@@ -463,7 +468,7 @@ class Replay {
       try {
         return await work();
       } catch (error) {
-        if (isDeterministic(error) || attempt >= PAGE_RETRIES) throw error;
+        if (isDeterministic(error) || attempt >= PAGE_RETRIES || this.options.signal?.aborted) throw error;
         const delay = 200 * 2 ** attempt;
         this.logger.warn({ err: error, attempt, retryInMs: delay }, `rebuild step failed: ${errorMessage(error)}; retrying`);
         await new Promise((r) => setTimeout(r, delay));

@@ -25,7 +25,7 @@ import {
 } from '../shared/event-store/event-store.js';
 import { keysOf, PoisonEventError, projectBatch, type AnyProjection, type ProjectionEvent, type StoredRow } from './projection.js';
 import { ALL_PROJECTIONS } from './all-projections.js';
-import { CHECKPOINT_COLUMNS, ensureReadModels, toCheckpoint, type CheckpointRecord } from './generation-tables.js';
+import { CHECKPOINT_COLUMNS, ensureReadModels, toCheckpoint, type Checkpoint, type CheckpointRecord } from './generation-tables.js';
 import { GuestDataError, openGuestData } from './guest-data.js';
 import { arrayLiteral, ProjectionWriteError, rowsByKey, TableWriter } from './table-writer.js';
 import { encodeProgress, PROGRESS_CHANNEL, ROWS_CHANGED_CHANNEL, type ProjectionProgress } from './progress-channel.js';
@@ -145,7 +145,7 @@ export class ProjectionRunner {
       });
     }
     this.subscribe();
-    for (const name of stale) this.rebuildInBackground(this.tracked.get(name)!, checkpoints.get(name)!.version);
+    if (stale.size > 0) this.rebuildInBackground([...stale].map((name) => this.tracked.get(name)!), checkpoints);
   }
 
   /** Stops following; a batch in flight finishes or rolls back first. */
@@ -476,19 +476,28 @@ export class ProjectionRunner {
 
   // --- stale versions --------------------------------------------------------------------------
 
-  private rebuildInBackground(t: Tracked, storedVersion: number): void {
-    const name = t.projection.name;
+  /** Rebuilds the projections stored at another version, together: one pass over the log, one rebuild's connections. */
+  private rebuildInBackground(stale: readonly Tracked[], stored: ReadonlyMap<string, Checkpoint>): void {
+    const names = stale.map((t) => t.projection.name);
     if (this.options.rebuildStale === false) {
-      void this.fail([name], new Error(`stored version ${storedVersion} differs from the code's ${t.projection.version}; run \`guestpass projections rebuild ${name}\``));
+      for (const t of stale) {
+        const name = t.projection.name;
+        void this.fail([name], new Error(`stored version ${stored.get(name)!.version} differs from the code's ${t.projection.version}; run \`guestpass projections rebuild ${name}\``));
+      }
       return;
     }
-    this.logger.warn({ projection: name, storedVersion, version: t.projection.version }, 'projection version changed; rebuilding it');
-    const run = rebuildProjections([name], { ...this.deps, logger: this.logger }, { projections: this.projections, signal: this.abort.signal })
+    for (const t of stale) {
+      const name = t.projection.name;
+      this.logger.warn({ projection: name, storedVersion: stored.get(name)!.version, version: t.projection.version }, 'projection version changed; rebuilding it');
+    }
+    const run = rebuildProjections(names, { ...this.deps, logger: this.logger }, { projections: this.projections, signal: this.abort.signal })
       .then(async () => {
         if (this.stopping) return;
-        const checkpoint = (await this.readCheckpoints()).get(name)!;
-        t.position = checkpoint.position;
-        t.state = 'live';
+        const checkpoints = await this.readCheckpoints();
+        for (const t of stale) {
+          t.position = checkpoints.get(t.projection.name)!.position;
+          t.state = 'live';
+        }
         // The running subscription may already be past the rebuilt checkpoint (it kept feeding the
         // others meanwhile). It would notice at its next batch, but on a quiet log that can be
         // never: follow again from the committed checkpoints now. Nothing is applied twice, since
@@ -497,7 +506,7 @@ export class ProjectionRunner {
         else this.subscribe();
       })
       .catch(async (error: unknown) => {
-        if (!this.stopping) await this.fail([name], error);
+        if (!this.stopping) await this.fail(names, error);
       })
       .finally(() => this.background.delete(run));
     this.background.add(run);

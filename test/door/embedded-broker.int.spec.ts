@@ -1,7 +1,7 @@
 // The embedded MQTT broker's URL file in the data folder, as the door CLI of another terminal finds it.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,20 @@ describe('embedded MQTT broker URL file', function () {
       process.exit(0);`);
     expect(code, 'the file was written while the broker ran').to.equal(0);
     expect(existsSync(embeddedBrokerUrlFile(dataDir))).to.equal(false);
+  });
+
+  it("leaves the file alone once another broker has written its own there (a new start in the same folder)", async () => {
+    const first = await startEmbeddedBroker({ dataDir });
+    const second = await startEmbeddedBroker({ dataDir });
+    await first.close();
+    expect(readFileSync(embeddedBrokerUrlFile(dataDir), 'utf8').trim()).to.equal(second.url);
+    const code = await runNode(`
+      const broker = await start({ dataDir: ${JSON.stringify(dataDir)} });
+      (await import('node:fs')).writeFileSync(${JSON.stringify(embeddedBrokerUrlFile(dataDir))}, 'mqtt://127.0.0.1:1\\n');
+      process.exit(0);`);
+    expect(code).to.equal(0);
+    expect(readFileSync(embeddedBrokerUrlFile(dataDir), 'utf8').trim()).to.equal('mqtt://127.0.0.1:1');
+    await second.close();
   });
 
   it('stays while the broker runs and goes when it is closed', async () => {
