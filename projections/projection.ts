@@ -43,8 +43,9 @@ export interface Projection<Row extends object = object> {
   createTable(knex: Knex, tableName: string): Promise<void>;
   /**
    * The secondary indexes queries need. A fresh table gets them at once; a rebuild builds them
-   * after its bulk replay, since building an index over loaded rows is several times faster than
-   * maintaining it row by row (a trigram GIN index above all).
+   * over the rows it has copied so far, part way through its replay (rebuild.ts), since building
+   * an index over loaded rows is several times faster than maintaining it row by row (a trigram
+   * GIN index above all).
    */
   readonly indexes?: readonly SecondaryIndex[];
 }
