@@ -17,16 +17,17 @@ export function federatedCredentialKey(issuer: string, subject: string): string 
 export const signInCredentialsProjection: Projection<SignInCredentialRow> = {
   name: READ_MODELS.signInCredentials,
   version: 1,
-  handles: ['PasskeyRegistered', 'FederatedIdentityLinked'],
+  handles: ['PasskeyRegistered', 'PasskeyRemoved', 'FederatedIdentityLinked'],
   keyColumn: 'credential_key',
 
   keyOf(event) {
-    if (event.type === 'PasskeyRegistered') return passkeyCredentialKey(event.data.credentialId);
+    if (event.type === 'PasskeyRegistered' || event.type === 'PasskeyRemoved') return passkeyCredentialKey(event.data.credentialId);
     if (event.type === 'FederatedIdentityLinked') return federatedCredentialKey(event.data.issuer, event.data.subject);
     return null;
   },
 
   apply(row, event) {
+    if (event.type === 'PasskeyRemoved') return row ? null : undefined;
     if (row) return undefined;
     const created_at = new Date(event.metadata.occurredAt);
     if (event.type === 'PasskeyRegistered') {

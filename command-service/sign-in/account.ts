@@ -30,7 +30,7 @@ export function accountRoutes(router: Router<HttpState>, env: SignInEnv): void {
         csrfToken: kit.csrfToken(ctx),
         email: (user?.email as string | undefined) ?? null,
         totpEnrolled: credentials.state.totp !== null,
-        passkeyCount: credentials.state.passkeys.size,
+        passkeyIds: [...credentials.state.passkeys],
         mayAddAuthenticators: authenticatedRecently(session, new Date()),
       }),
     );

@@ -12,6 +12,8 @@ export const SIGN_IN_PATHS = {
   stylesheet: '/signin/style.css',
   /** Served by the passkey routes. */
   passkeyScript: '/signin/passkey.js',
+  /** Served by the passkey routes. */
+  passkeyRemove: '/account/passkeys/remove',
   /** Served by the federated routes. */
   federatedSignIn: '/signin/federated',
 } as const;

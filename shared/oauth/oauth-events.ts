@@ -10,7 +10,7 @@
 //   signin-session-{hash}        SignInSessionStarted, SignInSessionEnded  (hash of the cookie secret)
 //   oauth-consents-{userId}      OAuthConsentGranted  (remembered per user and client)
 //   user-credentials-{userId}    TotpEnrolled, RecoveryCodesIssued, RecoveryCodeUsed, TotpCodeAccepted,
-//                                PasskeyRegistered, PasskeyUsed, FederatedIdentityLinked
+//                                PasskeyRegistered, PasskeyUsed, PasskeyRemoved, FederatedIdentityLinked
 //   invitation-{inviteId}        InvitationCreated
 //
 // Signing keys are not events: see signing-keys.ts.
@@ -172,6 +172,8 @@ export type PasskeyRegistered = {
   data: { userId: number; credentialId: string; publicKey: string; counter: number; transports: string[] };
 };
 export type PasskeyUsed = { type: 'PasskeyUsed'; data: { userId: number; credentialId: string; counter: number } };
+/** The user removed a passkey from the account (a lost device): it signs in no more. */
+export type PasskeyRemoved = { type: 'PasskeyRemoved'; data: { userId: number; credentialId: string } };
 /** The user signs in with this upstream OpenID Provider account (issuer + subject). */
 export type FederatedIdentityLinked = {
   type: 'FederatedIdentityLinked';
@@ -195,6 +197,7 @@ export type UserCredentialEvent =
   | TotpCodeAccepted
   | PasskeyRegistered
   | PasskeyUsed
+  | PasskeyRemoved
   | FederatedIdentityLinked;
 export type OAuthEvent =
   | OAuthClientEvent
@@ -332,6 +335,7 @@ export const OAUTH_EVENT_SCHEMAS: Readonly<Record<OAuthEventType, EventSchema>> 
     }),
   },
   PasskeyUsed: { version: 1, schema: object({ userId, credentialId: base64url(1024), counter }) },
+  PasskeyRemoved: { version: 1, schema: object({ userId, credentialId: base64url(1024) }) },
   FederatedIdentityLinked: {
     version: 1,
     schema: object({

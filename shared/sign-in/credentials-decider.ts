@@ -82,6 +82,11 @@ export const credentialsDecider: Decider<CredentialsCommand, UserCredentialEvent
         return { ...state, passkeys: added(state.passkeys, event.data.credentialId) };
       case 'FederatedIdentityLinked':
         return { ...state, federatedIssuers: added(state.federatedIssuers, event.data.issuer) };
+      case 'PasskeyRemoved': {
+        const passkeys = new Set(state.passkeys);
+        passkeys.delete(event.data.credentialId);
+        return { ...state, passkeys };
+      }
       case 'PasskeyUsed':
         return state;
     }

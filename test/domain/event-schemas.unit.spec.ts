@@ -48,6 +48,7 @@ const breakages: { readonly [T in DomainEventType]: (data: Record<string, unknow
   TotpCodeAccepted: (d) => void (d.timeStep = -1),
   PasskeyRegistered: (d) => void (d.counter = -1),
   PasskeyUsed: (d) => void (d.credentialId = 'not base64url!'),
+  PasskeyRemoved: (d) => void delete d.credentialId,
   FederatedIdentityLinked: (d) => void (d.issuer = 'ftp://upstream'),
   InvitationCreated: (d) => void (d.role = 'owner'),
 };

@@ -79,6 +79,7 @@ export const SIGN_IN_SAMPLES: OAuthEvent[] = [
     data: { userId: 42, credentialId: 'Y3JlZA', publicKey: 'cHVibGlj', counter: 0, transports: ['internal', 'hybrid'] },
   },
   { type: 'PasskeyUsed', data: { userId: 42, credentialId: 'Y3JlZA', counter: 3 } },
+  { type: 'PasskeyRemoved', data: { userId: 42, credentialId: 'Y3JlZA' } },
   { type: 'FederatedIdentityLinked', data: { userId: 42, orgId: 7, issuer: 'https://upstream.example', subject: 'abc' } },
   { type: 'InvitationCreated', data: { inviteId: 5, orgId: 7, email: 'guest@example.com', userId: null, role: 'self_invite' } },
 ];

@@ -1,5 +1,5 @@
-// Adding an authenticator (an authenticator app, a passkey) needs a recent sign-in: a session
-// cookie that leaked must not let its holder bind an authenticator of their own to the account.
+// Adding an authenticator (an authenticator app, a passkey), or removing a passkey, needs a recent
+// sign-in: a session cookie that leaked must not let its holder change the account's authenticators.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { startStack, type Stack } from '../support/stack.js';
@@ -64,6 +64,9 @@ describe('adding an authenticator needs a recent sign-in', function () {
     // Also the second step, for a ceremony begun while the sign-in was recent.
     const verify = await browser.post('/account/passkeys/verify', { csrf }, { headers: { Accept: 'application/json' } });
     expect(verify.status).to.equal(403);
+    const remove = await browser.post('/account/passkeys/remove', { csrf, credential_id: 'Y3JlZA' }, { headers: { Accept: 'application/json' } });
+    expect(remove.status).to.equal(403);
+    expect(JSON.parse(remove.text).error_description).to.equal('Sign in again to remove a passkey.');
     expect(await ceremonies()).to.equal(before);
     expect(await credentialEvents(user.userId)).to.deep.equal([]);
 

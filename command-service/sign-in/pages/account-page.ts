@@ -1,4 +1,4 @@
-// GET /account: who is signed in, the authenticator app (set up or on), passkeys, sign out.
+// GET /account: who is signed in, the authenticator app (set up or on), passkeys (add, remove), sign out.
 import { html, type SafeHtml } from '../../../shared/sign-in/html.js';
 import { SIGN_IN_PATHS } from '../sign-in-paths.js';
 import { csrfField, layout } from './layout.js';
@@ -7,13 +7,23 @@ export interface AccountPageInput {
   readonly csrfToken: string;
   readonly email: string | null;
   readonly totpEnrolled: boolean;
-  readonly passkeyCount: number;
-  /** Signed in recently enough to add an authenticator (session-decider.ts); else a link to sign in again. */
+  /** Credential ids of the user's passkeys, in registration order. */
+  readonly passkeyIds: readonly string[];
+  /** Signed in recently enough to change authenticators (session-decider.ts); else a way to sign in again. */
   readonly mayAddAuthenticators: boolean;
 }
 
 export function accountPage(input: AccountPageInput): SafeHtml {
-  const { csrfToken, email, totpEnrolled, passkeyCount, mayAddAuthenticators } = input;
+  const { csrfToken, email, totpEnrolled, passkeyIds, mayAddAuthenticators } = input;
+  const passkeyCount = passkeyIds.length;
+  // Named by the end of the credential id: enough to tell a user's few passkeys apart.
+  const passkeyItem = (id: string) => html`<li>Passkey …${id.slice(-8)}${
+    mayAddAuthenticators
+      ? html` <form class="passkey-remove" method="post" action="${SIGN_IN_PATHS.passkeyRemove}">
+${csrfField(csrfToken)}<input type="hidden" name="credential_id" value="${id}"><button type="submit">Remove</button>
+</form>`
+      : ''
+  }</li>`;
   const signInAgain = (what: string) => html`<form class="reauthenticate" method="post" action="${SIGN_IN_PATHS.reauthenticate}">
 ${csrfField(csrfToken)}
 <p>To ${what}, sign in again first. <button type="submit">Sign in again</button></p>
@@ -34,6 +44,7 @@ ${mayAddAuthenticators ? html`<p><a href="${SIGN_IN_PATHS.totp}">Set up an authe
 <section id="passkeys" aria-labelledby="passkeys-heading">
 <h2 id="passkeys-heading">Passkeys</h2>
 <p id="passkey-status">${passkeyCount === 0 ? 'You have no passkeys yet.' : passkeyCount === 1 ? 'You have 1 passkey.' : `You have ${passkeyCount} passkeys.`}</p>
+${passkeyCount > 0 && html`<ul id="passkey-list">${passkeyIds.map(passkeyItem)}</ul>`}
 ${mayAddAuthenticators ? html`<p><button id="passkey-register" type="button">Add a passkey</button></p>` : signInAgain('add a passkey')}
 </section>
 <form method="post" action="${SIGN_IN_PATHS.signOut}">

@@ -5,14 +5,18 @@
 //   POST /signin/passkey/verify       the assertion: starts the session, amr hwk+user (CSRF)
 //   POST /account/passkeys/options    creation options for the signed-in user (CSRF)
 //   POST /account/passkeys/verify     the attestation: records PasskeyRegistered (CSRF)
+//   POST /account/passkeys/remove     form `credential_id`: records PasskeyRemoved, back to /account (CSRF)
 //
+// The account routes need a recent sign-in (session-decider.ts).
 // The relying party is the issuer: RP ID its host name, the only accepted origin its origin.
 // Challenges live in PostgreSQL (passkey-challenges.ts says why), found through an HttpOnly
 // SameSite=Strict cookie that holds a random handle, and are spent by the verify that reads them.
 import Router from '@koa/router';
 import { generateAuthenticationOptions } from '@simplewebauthn/server';
 import type { HttpContext, HttpState } from '../../../shared/http/http-state.js';
-import { AccessDenied } from '../../../shared/oauth/oauth-errors.js';
+import { AccessDenied, InvalidRequest } from '../../../shared/oauth/oauth-errors.js';
+import { oauthStreams } from '../../../shared/oauth/oauth-events.js';
+import { isCredentialId, passkeyDecider } from '../../../shared/sign-in/passkeys/passkey-decider.js';
 import { ORG_API_RATE_LIMIT, RateLimiter } from '../../../shared/http/rate-limit.js';
 import type { CommandContext } from '../../../shared/event-store/command-handler.js';
 import { clearCookieHeader, cookieName, setCookieHeader, type CookieSpec } from '../../../shared/sign-in/browser-cookies.js';
@@ -27,7 +31,8 @@ import { formOrJsonBody } from './form-or-json-body.js';
 import { PASSKEY_SCRIPT_PATH, servePasskeyScript } from './passkey-script.js';
 import { passkeyRegistrationOptions, registerPasskey } from './register-passkey.js';
 import { PasskeySignInRefused, signInWithPasskey } from './sign-in-with-passkey.js';
-import { sendPage } from '../page-response.js';
+import { redirectTo, sendPage } from '../page-response.js';
+import { SIGN_IN_PATHS } from '../sign-in-paths.js';
 import { signInPage } from '../pages/sign-in-page.js';
 
 /**
@@ -74,11 +79,11 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
     ctx.body = value;
   }
 
-  /** The user adding a passkey: signed in, and recently enough to add an authenticator (session-decider.ts). */
-  async function signedInUser(ctx: HttpContext): Promise<number> {
+  /** The user changing their passkeys: signed in, and recently enough to change authenticators (session-decider.ts). */
+  async function signedInUser(ctx: HttpContext, change: 'add' | 'remove'): Promise<number> {
     const session = await kit.session(ctx);
     if (!session) throw new AccessDenied('Sign in first.');
-    if (!authenticatedRecently(session, new Date())) throw new AccessDenied('Sign in again to add a passkey.');
+    if (!authenticatedRecently(session, new Date())) throw new AccessDenied(`Sign in again to ${change} a passkey.`);
     return session.userId;
   }
 
@@ -119,7 +124,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
   });
 
   router.post('/account/passkeys/options', limit, body, async (ctx) => {
-    const userId = await signedInUser(ctx);
+    const userId = await signedInUser(ctx, 'add');
     kit.checkCsrf(ctx);
     const now = new Date();
     const options = await passkeyRegistrationOptions(deps, { userId, relyingParty });
@@ -128,7 +133,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
   });
 
   router.post('/account/passkeys/verify', limit, body, async (ctx) => {
-    const userId = await signedInUser(ctx);
+    const userId = await signedInUser(ctx, 'add');
     kit.checkCsrf(ctx);
     const now = new Date();
     const response = parseRegistrationResponse(ctx.request.body);
@@ -139,6 +144,21 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
       { ...context(ctx, now), actor: { kind: 'user', id: userId } },
     );
     sendJson(ctx, 201, { success: true, credential_id: credentialId });
+  });
+
+  router.post(SIGN_IN_PATHS.passkeyRemove, limit, body, async (ctx) => {
+    const userId = await signedInUser(ctx, 'remove');
+    kit.checkCsrf(ctx);
+    const credentialId = (ctx.request.body as Record<string, unknown>).credential_id;
+    if (typeof credentialId !== 'string' || !isCredentialId(credentialId)) throw new InvalidRequest('The credential_id is missing or malformed.');
+    // Only among the user's own passkeys: another user's credential id changes nothing.
+    await deps.handler.handle(
+      oauthStreams.userCredentials(userId),
+      passkeyDecider,
+      { type: 'RemovePasskey', data: { userId, credentialId } },
+      { ...context(ctx, new Date()), actor: { kind: 'user', id: userId } },
+    );
+    redirectTo(ctx, SIGN_IN_PATHS.account);
   });
 
   return router;

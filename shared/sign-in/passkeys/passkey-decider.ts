@@ -10,7 +10,7 @@
 // the same assertion that race each other are decided one after the other on the stream.
 import type { Decider } from '../../domain/decider.js';
 import { ConflictError, ValidationError } from '../../errors.js';
-import type { PasskeyRegistered, PasskeyUsed, UserCredentialEvent } from '../../oauth/oauth-events.js';
+import type { PasskeyRegistered, PasskeyRemoved, PasskeyUsed, UserCredentialEvent } from '../../oauth/oauth-events.js';
 
 /** A credential as the stream records it: its id and COSE public key (base64url) and last counter. */
 export interface StoredPasskey {
@@ -27,12 +27,18 @@ export interface PasskeyState {
 
 export type PasskeyCommand =
   | { type: 'RegisterPasskey'; data: PasskeyRegistered['data'] }
-  | { type: 'UsePasskey'; data: PasskeyUsed['data'] };
+  | { type: 'UsePasskey'; data: PasskeyUsed['data'] }
+  | { type: 'RemovePasskey'; data: PasskeyRemoved['data'] };
 
 /** The only message of a refused sign-in: it must not tell which check failed. */
 export const PASSKEY_SIGN_IN_FAILED = 'passkey sign-in failed';
 
 const BASE64URL = /^[A-Za-z0-9_-]{1,1024}$/;
+
+/** Whether a value can be a WebAuthn credential id as this service stores them (base64url). */
+export function isCredentialId(value: string): boolean {
+  return BASE64URL.test(value);
+}
 const MAX_COUNTER = 0xffff_ffff;
 
 function isCounter(value: number): boolean {
@@ -64,6 +70,12 @@ export const passkeyDecider: Decider<PasskeyCommand, UserCredentialEvent, Passke
         passkeys.set(known.credentialId, { ...known, counter: event.data.counter });
         return { passkeys };
       }
+      case 'PasskeyRemoved': {
+        if (!state.passkeys.has(event.data.credentialId)) return state;
+        const passkeys = new Map(state.passkeys);
+        passkeys.delete(event.data.credentialId);
+        return { passkeys };
+      }
       default:
         return state;
     }
@@ -73,7 +85,7 @@ export const passkeyDecider: Decider<PasskeyCommand, UserCredentialEvent, Passke
     switch (command.type) {
       case 'RegisterPasskey': {
         const data = command.data;
-        if (!BASE64URL.test(data.credentialId) || !isCounter(data.counter)) {
+        if (!isCredentialId(data.credentialId) || !isCounter(data.counter)) {
           throw new ValidationError('the passkey is malformed');
         }
         if (state.passkeys.has(data.credentialId)) throw new ConflictError('this passkey is already registered');
@@ -97,6 +109,12 @@ export const passkeyDecider: Decider<PasskeyCommand, UserCredentialEvent, Passke
           throw new ValidationError(PASSKEY_SIGN_IN_FAILED);
         }
         const event: PasskeyUsed = { type: 'PasskeyUsed', data: { userId, credentialId, counter } };
+        return [event];
+      }
+      case 'RemovePasskey': {
+        // Removed already (another tab, a retry) or never the user's: nothing to record.
+        if (!state.passkeys.has(command.data.credentialId)) return [];
+        const event: PasskeyRemoved = { type: 'PasskeyRemoved', data: { userId: command.data.userId, credentialId: command.data.credentialId } };
         return [event];
       }
     }

@@ -79,6 +79,23 @@ describe('passkey decider', () => {
     });
   });
 
+  describe('RemovePasskey', () => {
+    const remove = (credentialId = CREDENTIAL): PasskeyCommand => ({ type: 'RemovePasskey', data: { userId: USER, credentialId } });
+    const removed = (credentialId = CREDENTIAL): UserCredentialEvent => ({ type: 'PasskeyRemoved', data: { userId: USER, credentialId } });
+
+    it('removes a registered passkey, which then signs in no more and may be registered anew', () => {
+      expectSchemaValid(spec.given([registered(), registered(OTHER)]).when(remove()).then([removed()]));
+      spec.given([registered(), removed()]).when(use(2)).thenThrows(ValidationError);
+      spec.given([registered(), removed()]).when(register()).then([registered()]);
+      spec.given([registered(), registered(OTHER), removed()]).when(use(2, OTHER)).then([used(2, OTHER)]);
+    });
+
+    it('records nothing for a passkey removed already or never registered', () => {
+      spec.given([registered(), removed()]).when(remove()).thenNothing();
+      spec.given([registered()]).when(remove(OTHER)).thenNothing();
+    });
+  });
+
   it('ignores the other events of the credentials stream', () => {
     const history: UserCredentialEvent[] = [totp, registered(), { type: 'RecoveryCodeUsed', data: { userId: USER, codeHash: 'a'.repeat(64) } }];
     const state = fold(passkeyDecider, history);

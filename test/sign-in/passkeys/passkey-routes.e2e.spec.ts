@@ -181,6 +181,44 @@ describe('passkeys (e2e, passkey routes with a test sign-in kit)', function () {
     });
   });
 
+  describe('removal', () => {
+    const removedEvents = async (userId: number) =>
+      (await stack.store.readStream(oauthStreams.userCredentials(userId))).filter((e) => e.type === 'PasskeyRemoved').map((e) => e.data);
+
+    it('records PasskeyRemoved and sends the browser back to the account page; the passkey signs in no more', async () => {
+      const user = await newUser();
+      const authenticator = new SoftwareAuthenticator(origin);
+      await registered(user, authenticator);
+      expect((await signIn(authenticator)).status).to.equal(302);
+
+      const res = await signedInBrowser(user).postForm('/account/passkeys/remove', { csrf: kit.csrf, credential_id: authenticator.id });
+      expect(res.status, res.text).to.be.oneOf([302, 303]);
+      expect(res.headers.get('location')).to.equal('/account');
+      expect(await removedEvents(user.userId)).to.deep.equal([{ userId: user.userId, credentialId: authenticator.id }]);
+      kit.completed.length = 0;
+      expectRefused(await signIn(authenticator));
+
+      // Removing it again records nothing.
+      await signedInBrowser(user).postForm('/account/passkeys/remove', { csrf: kit.csrf, credential_id: authenticator.id });
+      expect(await removedEvents(user.userId)).to.have.length(1);
+    });
+
+    it("changes nothing for another user's passkey, and needs the CSRF token and a well-formed id", async () => {
+      const owner = await newUser();
+      const authenticator = new SoftwareAuthenticator(origin);
+      await registered(owner, authenticator);
+      const stranger = signedInBrowser(await newUser());
+      await stranger.postForm('/account/passkeys/remove', { csrf: kit.csrf, credential_id: authenticator.id });
+      expect(await removedEvents(owner.userId)).to.deep.equal([]);
+      expect((await signIn(authenticator)).status).to.equal(302);
+
+      const browser = signedInBrowser(owner);
+      expect((await browser.postForm('/account/passkeys/remove', { credential_id: authenticator.id })).status).to.equal(403);
+      expect((await browser.postForm('/account/passkeys/remove', { csrf: kit.csrf, credential_id: 'not base64url!' })).status).to.equal(400);
+      expect(await removedEvents(owner.userId)).to.deep.equal([]);
+    });
+  });
+
   describe('sign-in', () => {
     it('gives request options with user verification required, no allowCredentials, never cached', async () => {
       const res = await new TestBrowser(app.baseUrl).postJson('/signin/passkey/options', {}, csrf());
