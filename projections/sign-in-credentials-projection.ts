@@ -27,7 +27,8 @@ export const signInCredentialsProjection: Projection<SignInCredentialRow> = {
   },
 
   apply(row, event) {
-    if (event.type === 'PasskeyRemoved') return row ? null : undefined;
+    // Only its owner's: another user may have registered the same credential id (see register-passkey.ts).
+    if (event.type === 'PasskeyRemoved') return row && Number(row.user_id) === event.data.userId ? null : undefined;
     if (row) return undefined;
     const created_at = new Date(event.metadata.occurredAt);
     if (event.type === 'PasskeyRegistered') {

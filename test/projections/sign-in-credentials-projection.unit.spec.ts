@@ -21,6 +21,14 @@ describe('sign-in credentials projection', () => {
     expect(visible(feed(signInCredentialsProjection, [again], rows))[passkeyCredentialKey('Y3JlZDE')]).to.include({ kind: 'passkey', user_id: 7 });
   });
 
+  it("keeps a passkey row when another user removes the same credential id (registered twice, the first owner keeps it)", () => {
+    const log = new EventLog();
+    log.add(registered(7, 'Y3JlZDE'));
+    log.add(registered(8, 'Y3JlZDE'));
+    log.add({ type: 'PasskeyRemoved', data: { userId: 8, credentialId: 'Y3JlZDE' } });
+    expect(visible(feed(signInCredentialsProjection, log.events))[passkeyCredentialKey('Y3JlZDE')]).to.include({ user_id: 7 });
+  });
+
   it('ignores the removal of a passkey it never saw, and gives the same rows fed one by one', () => {
     const log = new EventLog();
     log.add({ type: 'PasskeyRemoved', data: { userId: 7, credentialId: 'dW5rbm93bg' } });

@@ -7,6 +7,7 @@ import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
 import { RECENT_AUTHENTICATION_SECONDS, newSid, signInSessionDecider } from '../../shared/sign-in/session-decider.js';
 import { Browser, csrfTokenOf } from './support/browser.js';
+import { passkeyDecider } from '../../shared/sign-in/passkeys/passkey-decider.js';
 import { authorizePath, submitPassword } from './support/sign-in-driver.js';
 import { pkce } from './support/session-probe.js';
 
@@ -64,11 +65,18 @@ describe('adding an authenticator needs a recent sign-in', function () {
     // Also the second step, for a ceremony begun while the sign-in was recent.
     const verify = await browser.post('/account/passkeys/verify', { csrf }, { headers: { Accept: 'application/json' } });
     expect(verify.status).to.equal(403);
+    // A passkey the user has (registered with a recent sign-in, say) cannot be removed either.
+    await stack.deps.handler.handle(
+      oauthStreams.userCredentials(user.userId),
+      passkeyDecider,
+      { type: 'RegisterPasskey', data: { userId: user.userId, credentialId: 'Y3JlZA', publicKey: 'cGs', counter: 0, transports: [] } },
+      { correlationId: randomUUID(), actor: { kind: 'user', id: user.userId }, now: new Date() },
+    );
     const remove = await browser.post('/account/passkeys/remove', { csrf, credential_id: 'Y3JlZA' }, { headers: { Accept: 'application/json' } });
     expect(remove.status).to.equal(403);
     expect(JSON.parse(remove.text).error_description).to.equal('Sign in again to remove a passkey.');
     expect(await ceremonies()).to.equal(before);
-    expect(await credentialEvents(user.userId)).to.deep.equal([]);
+    expect(await credentialEvents(user.userId)).to.deep.equal(['PasskeyRegistered']);
 
     // An authorization left pending in this browser (prompt=login sent it to the sign-in page) is
     // not what signing in again from the account page completes.

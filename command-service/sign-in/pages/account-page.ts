@@ -11,14 +11,16 @@ export interface AccountPageInput {
   readonly passkeyIds: readonly string[];
   /** Signed in recently enough to change authenticators (session-decider.ts); else a way to sign in again. */
   readonly mayAddAuthenticators: boolean;
+  /** The user keeps a way to sign in without any one passkey (remove-passkey.ts). */
+  readonly passkeysRemovable: boolean;
 }
 
 export function accountPage(input: AccountPageInput): SafeHtml {
-  const { csrfToken, email, totpEnrolled, passkeyIds, mayAddAuthenticators } = input;
+  const { csrfToken, email, totpEnrolled, passkeyIds, mayAddAuthenticators, passkeysRemovable } = input;
   const passkeyCount = passkeyIds.length;
   // Named by the end of the credential id: enough to tell a user's few passkeys apart.
   const passkeyItem = (id: string) => html`<li>Passkey …${id.slice(-8)}${
-    mayAddAuthenticators
+    mayAddAuthenticators && passkeysRemovable
       ? html` <form class="passkey-remove" method="post" action="${SIGN_IN_PATHS.passkeyRemove}">
 ${csrfField(csrfToken)}<input type="hidden" name="credential_id" value="${id}"><button type="submit">Remove</button>
 </form>`
@@ -45,6 +47,7 @@ ${mayAddAuthenticators ? html`<p><a href="${SIGN_IN_PATHS.totp}">Set up an authe
 <h2 id="passkeys-heading">Passkeys</h2>
 <p id="passkey-status">${passkeyCount === 0 ? 'You have no passkeys yet.' : passkeyCount === 1 ? 'You have 1 passkey.' : `You have ${passkeyCount} passkeys.`}</p>
 ${passkeyCount > 0 && html`<ul id="passkey-list">${passkeyIds.map(passkeyItem)}</ul>`}
+${passkeyCount > 0 && !passkeysRemovable && html`<p>Your passkey is your only way to sign in: add another one before you remove it.</p>`}
 ${mayAddAuthenticators ? html`<p><button id="passkey-register" type="button">Add a passkey</button></p>` : signInAgain('add a passkey')}
 </section>
 <form method="post" action="${SIGN_IN_PATHS.signOut}">

@@ -14,9 +14,10 @@
 import Router from '@koa/router';
 import { generateAuthenticationOptions } from '@simplewebauthn/server';
 import type { HttpContext, HttpState } from '../../../shared/http/http-state.js';
-import { AccessDenied, InvalidRequest } from '../../../shared/oauth/oauth-errors.js';
-import { oauthStreams } from '../../../shared/oauth/oauth-events.js';
-import { isCredentialId, passkeyDecider } from '../../../shared/sign-in/passkeys/passkey-decider.js';
+import { AccessDenied, InvalidRequest, OAuthError } from '../../../shared/oauth/oauth-errors.js';
+import { DomainError } from '../../../shared/errors.js';
+import { isCredentialId } from '../../../shared/sign-in/passkeys/passkey-decider.js';
+import { removePasskey } from './remove-passkey.js';
 import { ORG_API_RATE_LIMIT, RateLimiter } from '../../../shared/http/rate-limit.js';
 import type { CommandContext } from '../../../shared/event-store/command-handler.js';
 import { clearCookieHeader, cookieName, setCookieHeader, type CookieSpec } from '../../../shared/sign-in/browser-cookies.js';
@@ -147,17 +148,19 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
   });
 
   router.post(SIGN_IN_PATHS.passkeyRemove, limit, body, async (ctx) => {
-    const userId = await signedInUser(ctx, 'remove');
-    kit.checkCsrf(ctx);
-    const credentialId = (ctx.request.body as Record<string, unknown>).credential_id;
-    if (typeof credentialId !== 'string' || !isCredentialId(credentialId)) throw new InvalidRequest('The credential_id is missing or malformed.');
-    // Only among the user's own passkeys: another user's credential id changes nothing.
-    await deps.handler.handle(
-      oauthStreams.userCredentials(userId),
-      passkeyDecider,
-      { type: 'RemovePasskey', data: { userId, credentialId } },
-      { ...context(ctx, new Date()), actor: { kind: 'user', id: userId } },
-    );
+    // The account page's form: a person is sent back to that page whatever happened (it shows what
+    // they may do, "sign in again" for a stale session); a script gets the error as JSON.
+    const page = ctx.accepts('json', 'html') === 'html';
+    try {
+      const userId = await signedInUser(ctx, 'remove');
+      kit.checkCsrf(ctx);
+      const credentialId = (ctx.request.body as Record<string, unknown> | undefined)?.credential_id;
+      if (typeof credentialId !== 'string' || !isCredentialId(credentialId)) throw new InvalidRequest('The credential_id is missing or malformed.');
+      await removePasskey(deps, { userId, credentialId }, { ...context(ctx, new Date()), actor: { kind: 'user', id: userId } });
+    } catch (error) {
+      if (!page || !(error instanceof DomainError || error instanceof OAuthError)) throw error;
+      ctx.state.log.info({ reason: error.message }, 'passkey removal refused');
+    }
     redirectTo(ctx, SIGN_IN_PATHS.account);
   });
 

@@ -199,7 +199,8 @@ describe('passkeys (e2e, passkey routes with a test sign-in kit)', function () {
       expectRefused(await signIn(authenticator));
 
       // Removing it again records nothing.
-      await signedInBrowser(user).postForm('/account/passkeys/remove', { csrf: kit.csrf, credential_id: authenticator.id });
+      const again = await signedInBrowser(user).postForm('/account/passkeys/remove', { csrf: kit.csrf, credential_id: authenticator.id });
+      expect(again.status).to.be.oneOf([302, 303]);
       expect(await removedEvents(user.userId)).to.have.length(1);
     });
 
@@ -213,9 +214,35 @@ describe('passkeys (e2e, passkey routes with a test sign-in kit)', function () {
       expect((await signIn(authenticator)).status).to.equal(302);
 
       const browser = signedInBrowser(owner);
-      expect((await browser.postForm('/account/passkeys/remove', { credential_id: authenticator.id })).status).to.equal(403);
+      const noCsrf = await browser.postForm('/account/passkeys/remove', { credential_id: authenticator.id });
+      expect(noCsrf.status).to.equal(403);
+      expect(noCsrf.json.code).to.equal('csrf_token_invalid');
       expect((await browser.postForm('/account/passkeys/remove', { csrf: kit.csrf, credential_id: 'not base64url!' })).status).to.equal(400);
+      // No body at all (the token in its header): refused as a bad request, not a failure of the service.
+      expect((await browser.postJson('/account/passkeys/remove', null, csrf())).status).to.equal(400);
       expect(await removedEvents(owner.userId)).to.deep.equal([]);
+    });
+
+    it('sends a person posting the form back to the account page, whatever was refused', async () => {
+      const user = await newUser();
+      const res = await signedInBrowser(user).post('/account/passkeys/remove', { credential_id: 'Y3JlZA' }, { headers: { Accept: 'text/html' } });
+      expect(res.status).to.be.oneOf([302, 303]);
+      expect(res.headers.get('location')).to.equal('/account');
+    });
+
+    it("refuses to remove the last passkey of a user with no other way to sign in", async () => {
+      const { userId } = await stack.seed.user(orgId, { password: null });
+      const user = { userId, orgId };
+      const first = new SoftwareAuthenticator(origin);
+      const second = new SoftwareAuthenticator(origin);
+      await registered(user, first);
+      await registered(user, second);
+      const removeOne = await signedInBrowser(user).postForm('/account/passkeys/remove', { csrf: kit.csrf, credential_id: first.id });
+      expect(removeOne.status).to.be.oneOf([302, 303]);
+      const removeLast = await signedInBrowser(user).postForm('/account/passkeys/remove', { csrf: kit.csrf, credential_id: second.id });
+      expect(removeLast.status).to.equal(409);
+      expect(removeLast.json.error).to.match(/only way to sign in/);
+      expect((await removedEvents(userId)).map((d) => (d as { credentialId: string }).credentialId)).to.deep.equal([first.id]);
     });
   });
 
