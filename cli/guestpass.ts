@@ -21,7 +21,7 @@ import { SigningKeyRotationConflict } from '../shared/oauth/signing-keys.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { rebuildProjections } from '../projections/rebuild.js';
 import { formatStatus, projectionStatus, statusToJson } from '../projections/status.js';
-import { ProgressBar } from '../projections/progress-bar.js';
+import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js';
 import { ALL_PROJECTIONS } from '../projections/all-projections.js';
 import { doorCommand } from './door.js';
 import { DatabaseUnreachable, defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
@@ -372,12 +372,9 @@ async function projections(runtime: Runtime, args: string[], json: boolean): Pro
     const known = ALL_PROJECTIONS.map((p) => p.name);
     const unknown = positionals.find((name) => !known.includes(name));
     if (unknown !== undefined) throw new UsageError(`unknown projection "${unknown}"; known: ${known.join(', ')}`);
-    const bar = json ? null : new ProgressBar({ label: 'rebuild' });
     const result = await rebuildProjections(positionals.length ? positionals : undefined, deps, {
-      // A new phase is drawn at once (the bar draws at most every so often).
-      onProgress: (p) => bar?.update({ fraction: p.fraction, detail: `${p.events.toLocaleString('en')} events, ${p.phase}` }, p.phase !== 'replaying'),
+      onProgress: json ? undefined : showRebuildProgress(new ProgressBar({ label: 'rebuild' })),
     });
-    bar?.finish({ fraction: 1, detail: `${result.events.toLocaleString('en')} events` });
     const names = result.projections.map((p) => p.name);
     return {
       json: {

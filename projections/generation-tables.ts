@@ -56,7 +56,7 @@ export function quoteIdent(name: string): string {
 
 /**
  * Creates (replacing a leftover of an abandoned attempt) one generation table with the runner's
- * columns; with `indexes`, also its secondary indexes (a rebuild adds them after its replay).
+ * columns; with `indexes`, also its secondary indexes (a rebuild adds them part way through its replay).
  */
 export async function createGenerationTable(
   knex: Knex,

@@ -144,7 +144,7 @@ async function lockRebuilds(knex: Knex, names: readonly string[]): Promise<() =>
 /** A page of the log, with the keys of its guest data on their way. */
 interface Page {
   readonly events: RecordedEvent[];
-  readonly keys: Promise<Map<string, Buffer>> | null;
+  readonly guestKeys: Promise<Map<string, Buffer>> | null;
 }
 
 interface RebuildRecord {
@@ -251,7 +251,7 @@ class Replay {
     let position = await this.replay();
     this.report('indexing', position);
     await this.startIndexes();
-    position = await this.replay(); // what arrived while the indexes were built
+    position = await this.replay(); // what arrived since the first replay caught up
     await this.options.beforeSwitch?.();
     this.report('switching', position);
     const oldTables = await this.withRetries(() => this.switchOver());
@@ -273,7 +273,8 @@ class Replay {
   }
 
   /**
-   * Replays pages until one comes back short (caught up with the log as it was a moment ago).
+   * Replays pages until one comes back short (caught up with the log as it was a moment ago), or
+   * an index build has failed.
    * Pipelined: while one page's rows are written, the next page is read, opened and projected
    * over the rows that write is changing (kept in memory) and those already committed (loaded),
    * so JavaScript and PostgreSQL work at the same time. Writes stay one at a time and in order,
@@ -297,7 +298,7 @@ class Replay {
         this.throwIfAborted();
         // The rebuild cannot switch over without its indexes: it fails where the build is awaited.
         if (this.indexingFailed) break;
-        const { events: page, keys } = await (reading ?? this.readPage(position));
+        const { events: page, guestKeys } = await (reading ?? this.readPage(position));
         reading = null;
         if (page.length === 0) break;
         const full = page.length === this.batchSize;
@@ -307,7 +308,7 @@ class Replay {
         }
         const last = page.at(-1)!.position;
         const behind = this.targets.filter((t) => comparePositions(last, projected.get(t)!) > 0);
-        const opened = openGuestDataWith(page, keys && behind.some((t) => t.projection.opensGuestData) ? await keys : null);
+        const opened = openGuestDataWith(page, guestKeys && behind.some((t) => t.projection.opensGuestData) ? await guestKeys : null);
         const prepared: PreparedChanges[] = [];
         const changing = new Map<Target, Map<string, StoredRow | null>>();
         for (const target of behind) {
@@ -454,9 +455,9 @@ class Replay {
   /** A page with its guest keys fetched as soon as it is read: the key query overlaps the work on the page before. */
   private async readPage(after: Position): Promise<Page> {
     const events = await this.read(after);
-    const keys = this.targets.some((t) => t.projection.opensGuestData) ? guestKeysOf(events, this.deps.subjectKeys) : null;
-    keys?.catch(() => undefined); // awaited when the page is opened
-    return { events, keys };
+    const guestKeys = this.targets.some((t) => t.projection.opensGuestData) ? guestKeysOf(events, this.deps.subjectKeys) : null;
+    guestKeys?.catch(() => undefined); // awaited when the page is opened
+    return { events, guestKeys };
   }
 
   private read(after: Position): Promise<RecordedEvent[]> {

@@ -4,13 +4,14 @@
 import type { CommandDeps } from '../command-deps.js';
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
 import type { Position } from '../../shared/event-store/event-store.js';
-import { READ_MODELS, type UserRow } from '../../shared/db/read-models.js';
+import { READ_MODELS } from '../../shared/db/read-models.js';
 import { streams, type Role } from '../../shared/domain/events.js';
 import { invitationDecider } from '../../shared/domain/invitation-decider.js';
 import { organizationDecider } from '../../shared/domain/organization-decider.js';
 import { normaliseEmail } from '../../shared/domain/user-decider.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
+import { memberIdByEmail } from '../users/member-by-email.js';
 
 export interface CreateInvitationInput {
   readonly orgId: number;
@@ -34,18 +35,13 @@ export async function createInvitation(deps: CommandDeps, input: CreateInvitatio
   const email = normaliseEmail(input.email);
   // Only a hint for the listing, so the read model suffices: a user added a moment later still
   // finds the invitation by email.
-  const member = await deps
-    .db<UserRow>(READ_MODELS.users)
-    .where({ org_id: input.orgId })
-    .andWhereRaw('lower(email) = ?', [email])
-    .orderBy('user_id')
-    .first('user_id');
+  const memberId = await memberIdByEmail(deps.db, input.orgId, email);
   const [inviteId] = await deps.ids.next('invitation');
   if (inviteId === undefined) throw new Error('id allocator returned no invitation id');
   const result = await deps.handler.handle(
     oauthStreams.invitation(inviteId),
     invitationDecider,
-    { type: 'CreateInvitation', data: { inviteId, orgId: input.orgId, email, userId: member?.user_id ?? null, role: input.role ?? null } },
+    { type: 'CreateInvitation', data: { inviteId, orgId: input.orgId, email, userId: memberId, role: input.role ?? null } },
     ctx,
   );
   const created = result.events[0]!.data;

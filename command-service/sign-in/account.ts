@@ -1,14 +1,14 @@
 // GET /account (who is signed in, the authenticator app, passkeys), POST /account/sign-out
 // (ends this browser's session; the logout endpoint needs an id_token_hint, a person at the
 // account page does not) and POST /account/reauthenticate (to the sign-in page, for the account
-// page: adding an authenticator needs a recent sign-in).
+// page: adding an authenticator or removing a passkey needs a recent sign-in).
 import type Router from '@koa/router';
 import { READ_MODELS } from '../../shared/db/read-models.js';
 import type { HttpState } from '../../shared/http/http-state.js';
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { credentialsDecider } from '../../shared/sign-in/credentials-decider.js';
 import { authenticatedRecently } from '../../shared/sign-in/session-decider.js';
-import { passkeysRemovable } from './passkeys/remove-passkey.js';
+import { hasPassword, passkeysRemovable } from './passkeys/remove-passkey.js';
 import { readFormFields } from './page-form.js';
 import { redirectTo, sendPage } from './page-response.js';
 import { accountPage } from './pages/account-page.js';
@@ -21,9 +21,10 @@ export function accountRoutes(router: Router<HttpState>, env: SignInEnv): void {
   router.get(SIGN_IN_PATHS.account, async (ctx) => {
     const session = await kit.session(ctx);
     if (session === null) return redirectTo(ctx, SIGN_IN_PATHS.signIn);
-    const [user, credentials] = await Promise.all([
-      deps.db(READ_MODELS.users).first('email', 'password_hash').where({ user_id: session.userId }),
+    const [user, credentials, password] = await Promise.all([
+      deps.db(READ_MODELS.users).first('email').where({ user_id: session.userId }),
       deps.handler.load(oauthStreams.userCredentials(session.userId), credentialsDecider),
+      hasPassword(deps, session.userId),
     ]);
     sendPage(
       ctx,
@@ -32,8 +33,8 @@ export function accountRoutes(router: Router<HttpState>, env: SignInEnv): void {
         email: (user?.email as string | undefined) ?? null,
         totpEnrolled: credentials.state.totp !== null,
         passkeyIds: [...credentials.state.passkeys],
-        mayAddAuthenticators: authenticatedRecently(session, new Date()),
-        passkeysRemovable: passkeysRemovable(credentials.state, typeof user?.password_hash === 'string', deps.oauth.federation !== null),
+        mayChangeAuthenticators: authenticatedRecently(session, new Date()),
+        passkeysRemovable: passkeysRemovable(credentials.state, password, deps.oauth.federation?.issuer ?? null),
       }),
     );
   });

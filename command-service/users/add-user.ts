@@ -12,6 +12,7 @@ import { ALREADY_TAKEN, claimAbandoned, memberEmailDecider } from '../../shared/
 import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../shared/crypto/password-hash.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../shared/errors.js';
 import { READ_MODELS } from '../../shared/db/read-models.js';
+import { memberIdByEmail } from './member-by-email.js';
 
 export interface AddUserInput {
   readonly orgId: number;
@@ -74,7 +75,7 @@ async function claimEmail(deps: CommandDeps, orgId: number, email: string, userI
   const stream = streams.memberEmail(orgId, email);
   const at = ctx.now.toISOString();
   const { state } = await deps.handler.load(stream, memberEmailDecider);
-  let absentHolder: number | null = null;
+  let abandonedHolder: number | null = null;
   if (state.holder !== null) {
     const holder = await deps.handler.load(streams.user(state.holder), userDecider);
     if (holder.state.status === 'active') throw new ConflictError(ALREADY_TAKEN(orgId));
@@ -87,11 +88,11 @@ async function claimEmail(deps: CommandDeps, orgId: number, email: string, userI
       .catch((error: unknown) => {
         throw error instanceof ConflictError ? new ConflictError(ALREADY_TAKEN(orgId)) : error; // it appeared meanwhile
       });
-    absentHolder = state.holder;
+    abandonedHolder = state.holder;
   } else if (await hasUnclaimedUser(deps, orgId, email)) {
     throw new ConflictError(ALREADY_TAKEN(orgId));
   }
-  await deps.handler.handle(stream, memberEmailDecider, { type: 'ClaimMemberEmail', data: { orgId, userId, at, absentHolder } }, ctx);
+  await deps.handler.handle(stream, memberEmailDecider, { type: 'ClaimMemberEmail', data: { orgId, userId, at, abandonedHolder } }, ctx);
 }
 
 /**
@@ -116,8 +117,7 @@ async function releaseEmail(deps: CommandDeps, orgId: number, email: string, use
  */
 async function hasUnclaimedUser(deps: CommandDeps, orgId: number, email: string): Promise<boolean> {
   try {
-    const row = await deps.db(READ_MODELS.users).first('user_id').where({ org_id: orgId }).whereRaw('lower(email) = ?', [email]);
-    return row !== undefined;
+    return (await memberIdByEmail(deps.db, orgId, email)) !== null;
   } catch (error) {
     if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return false;
     throw error;

@@ -23,7 +23,7 @@ import type { HttpContext, HttpMiddleware } from '../http/http-state.js';
 import { ORG_API_RATE_LIMIT, RateLimiter, setRateLimitHeaders, type RateLimitPolicy } from '../http/rate-limit.js';
 import { isFamilyId } from '../oauth/opaque-credentials.js';
 import type { OAuthScope } from '../oauth/scopes.js';
-import { accessTokenAudience, verifyAccessToken, type AccessTokenClaims } from '../oauth/tokens.js';
+import { COMPACT_JWS, accessTokenAudience, verifyAccessToken, type AccessTokenClaims } from '../oauth/tokens.js';
 import type { UserPrincipal } from './principal.js';
 
 /** The spec's user-delegated limit: 120 requests per minute per user, with the same escalating lockouts. */
@@ -73,7 +73,6 @@ export interface AccessRequirement {
 /** A JWT is three base64url parts; anything longer than this is not one of ours. */
 const MAX_TOKEN_LENGTH = 4096;
 const BEARER = /^Bearer +(\S+) *$/i;
-const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 /** User ids are positive integers; `sub` carries one as a string. */
 const USER_ID = /^[1-9]\d{0,15}$/;
 

@@ -2,7 +2,7 @@
 // event-schemas.ts validate them on append and on read. No secret appears in any event:
 // API keys, passwords, codes and tokens are present only as hashes, and a guest's personal
 // data (names, contact details, QR values) only sealed with a per-guest key (see sealed-box.ts).
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../oauth/opaque-credentials.js';
 
 export type Role = 'admin' | 'self_invite' | 'employee_view';
 export const ROLES: readonly Role[] = ['admin', 'self_invite', 'employee_view'];
@@ -185,7 +185,7 @@ export const streams = {
   facility: (facilityId: number) => `facility-${facilityId}`,
   user: (userId: number) => `user-${userId}`,
   /** An email address within an organization, as normaliseEmail gives it (its SHA-256: no address in a stream name). */
-  memberEmail: (orgId: number, email: string) => `member-email-${orgId}-${createHash('sha256').update(email).digest('hex')}`,
+  memberEmail: (orgId: number, email: string) => `member-email-${orgId}-${sha256Hex(email)}`,
   apiKey: (keyId: string) => `apikey-${keyId}`,
   /**
    * A user's guest invitations of one UTC calendar month: the boundary of the monthly allowance

@@ -23,7 +23,7 @@ export type MemberEmailCommand =
         /** ISO 8601 time of the claim. */
         at: string;
         /** The holder whose user creation the caller closed (UserCreationAbandoned), or null. */
-        absentHolder: number | null;
+        abandonedHolder: number | null;
       };
     }
   | { type: 'ReleaseMemberEmail'; data: { orgId: number; userId: number } };
@@ -56,7 +56,7 @@ export const memberEmailDecider: Decider<MemberEmailCommand, MemberEmailEvent, M
       case 'ClaimMemberEmail': {
         const { orgId, userId, at } = command.data;
         if (state.holder === userId) return [];
-        if (state.holder !== null && !(state.holder === command.data.absentHolder && claimAbandoned(state.claimedAt, at))) {
+        if (state.holder !== null && !(state.holder === command.data.abandonedHolder && claimAbandoned(state.claimedAt, at))) {
           throw new ConflictError(ALREADY_TAKEN(orgId));
         }
         return [{ type: 'MemberEmailClaimed', data: { orgId, userId, claimedAt: at } }];

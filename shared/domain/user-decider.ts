@@ -66,7 +66,7 @@ export type UserState =
 
 export type ExistingUser = Extract<UserState, { status: 'active' }>;
 
-/** The user as a caller of `orgId` may see it: 404 when absent or another organization's. */
+/** The user as a caller of `orgId` may see it: 404 when not active (absent, abandoned) or another organization's. */
 export function userInOrg(state: UserState, userId: number, orgId: number | undefined): ExistingUser {
   if (state.status !== 'active' || (orgId !== undefined && state.orgId !== orgId)) {
     throw new NotFoundError(`user ${userId} not found`);
@@ -136,7 +136,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
       case 'AddUser': {
         const { userId, orgId } = command.data;
         if (state.status === 'active') throw new ConflictError(`user ${userId} already exists`);
-        if (state.status === 'abandoned') throw new ConflictError(`user ${userId} was abandoned: its email address was taken over`);
+        if (state.status === 'abandoned') throw new ConflictError(`adding user ${userId} took too long and was given up; add the user again`);
         const email = normaliseEmail(command.data.email);
         const firstName = personName(command.data.firstName, 'first name');
         const lastName = personName(command.data.lastName, 'last name');

@@ -215,7 +215,8 @@ export async function verifyAccessToken(token: string, keys: JWTVerifyGetKey, op
 
 /** An id_token of ours is about 1 KB; anything far larger is not one. */
 const MAX_ID_TOKEN_HINT_LENGTH = 8192;
-const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+/** A JWS in compact serialisation: three base64url parts (checked before any signature work). */
+export const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 /** Whether a parameter can be an id_token_hint at all (checked before any signature work). */
 export function isIdTokenHintShaped(value: string): boolean {

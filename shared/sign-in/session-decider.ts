@@ -14,9 +14,9 @@ import { sha256Hex } from '../oauth/opaque-credentials.js';
 
 export const SESSION_LIFETIME_SECONDS = 12 * 60 * 60;
 /**
- * Adding an authenticator (an authenticator app, a passkey) needs a sign-in at most this old: a
- * session cookie that leaked must not let its holder bind an authenticator of their own, which
- * would outlive the session.
+ * Adding an authenticator (an authenticator app, a passkey) or removing a passkey needs a sign-in
+ * at most this old: a session cookie that leaked must not let its holder bind an authenticator of
+ * their own, which would outlive the session, nor remove the user's.
  */
 export const RECENT_AUTHENTICATION_SECONDS = 10 * 60;
 

@@ -5,9 +5,9 @@ import { deciderSpec } from '../support/given-when-then.js';
 const spec = deciderSpec(memberEmailDecider);
 const CLAIMED_AT = '2026-03-10T08:00:00.000Z';
 const later = (ms: number) => new Date(Date.parse(CLAIMED_AT) + ms).toISOString();
-const claim = (userId: number, at = CLAIMED_AT, absentHolder: number | null = null): MemberEmailCommand => ({
+const claim = (userId: number, at = CLAIMED_AT, abandonedHolder: number | null = null): MemberEmailCommand => ({
   type: 'ClaimMemberEmail',
-  data: { orgId: 1, userId, at, absentHolder },
+  data: { orgId: 1, userId, at, abandonedHolder },
 });
 const claimed = (userId: number, claimedAt = CLAIMED_AT): MemberEmailEvent => ({ type: 'MemberEmailClaimed', data: { orgId: 1, userId, claimedAt } });
 const released = (userId: number): MemberEmailEvent => ({ type: 'MemberEmailReleased', data: { orgId: 1, userId } });

@@ -180,7 +180,7 @@ describe('administrative use cases', function () {
         deps.handler.handle(
           claimStream(orgId, email),
           memberEmailDecider,
-          { type: 'ClaimMemberEmail', data: { orgId, userId: 999_999_001, at: claimedAt(ageMs), absentHolder: null } },
+          { type: 'ClaimMemberEmail', data: { orgId, userId: 999_999_001, at: claimedAt(ageMs), abandonedHolder: null } },
           ctx(),
         );
       await strand('fresh@example.com', 60_000);
@@ -201,7 +201,7 @@ describe('administrative use cases', function () {
           ctx(),
         ),
       );
-      expect(late).to.be.instanceOf(ConflictError).with.property('message').match(/abandoned/);
+      expect(late).to.be.instanceOf(ConflictError).with.property('message').match(/given up/);
     });
 
     it('refuses an old claim whose user exists', async () => {

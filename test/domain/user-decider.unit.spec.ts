@@ -141,7 +141,7 @@ describe('user decider', () => {
     });
 
     it('keeps a user from being added under a closed id, and the closed id from being used as a user', () => {
-      spec.given([abandoned]).when(addUser()).thenThrows(ConflictError, /abandoned/);
+      spec.given([abandoned]).when(addUser()).thenThrows(ConflictError, /given up/);
       spec.given([abandoned]).when({ type: 'GrantRole', data: { userId: 100, role: 'admin' } }).thenThrows(NotFoundError);
     });
   });

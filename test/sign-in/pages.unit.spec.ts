@@ -107,7 +107,7 @@ describe('sign-in pages (HTML)', () => {
 
   describe('account page', () => {
     it('shows the passkey area with its button and script, and the TOTP status', () => {
-      const off = accountPage({ csrfToken: CSRF, email: EVIL, totpEnrolled: false, passkeyIds: ['Y3JlZGVudGlhbC1vbmU', 'Y3JlZGVudGlhbC10d28'], mayAddAuthenticators: true, passkeysRemovable: true }).value;
+      const off = accountPage({ csrfToken: CSRF, email: EVIL, totpEnrolled: false, passkeyIds: ['Y3JlZGVudGlhbC1vbmU', 'Y3JlZGVudGlhbC10d28'], mayChangeAuthenticators: true, passkeysRemovable: true }).value;
       expect(off).to.match(/<section id="passkeys"[^>]*>[\s\S]*<button id="passkey-register" type="button">/);
       expect(off).to.include('<script src="/signin/passkey.js" defer></script>');
       expect(off).to.include(`<meta name="csrf-token" content="${CSRF}">`);
@@ -118,16 +118,16 @@ describe('sign-in pages (HTML)', () => {
       expect(off).to.include('<input type="hidden" name="credential_id" value="Y3JlZGVudGlhbC10d28">');
       expect(off).to.include('href="/account/totp"');
       expect(off).to.not.include('<script>alert(1)</script>');
-      const on = accountPage({ csrfToken: CSRF, email: null, totpEnrolled: true, passkeyIds: [], mayAddAuthenticators: true, passkeysRemovable: true }).value;
+      const on = accountPage({ csrfToken: CSRF, email: null, totpEnrolled: true, passkeyIds: [], mayChangeAuthenticators: true, passkeysRemovable: true }).value;
       expect(on).to.include('Two-step verification with an authenticator app is on.');
       expect(on).to.not.include('href="/account/totp"');
       // Signed in too long ago to add an authenticator: a way to sign in again instead of the controls.
-      const stale = accountPage({ csrfToken: CSRF, email: null, totpEnrolled: false, passkeyIds: ['Y3JlZGVudGlhbC1vbmU'], mayAddAuthenticators: false, passkeysRemovable: true }).value;
+      const stale = accountPage({ csrfToken: CSRF, email: null, totpEnrolled: false, passkeyIds: ['Y3JlZGVudGlhbC1vbmU'], mayChangeAuthenticators: false, passkeysRemovable: true }).value;
       expect(stale).to.not.include('href="/account/totp"');
       expect(stale).to.include('You have 1 passkey.');
       expect(stale).to.not.include('passkey-remove');
       // The last passkey of a user with no other way to sign in: listed, not removable, and said why.
-      const only = accountPage({ csrfToken: CSRF, email: null, totpEnrolled: false, passkeyIds: ['Y3JlZGVudGlhbC1vbmU'], mayAddAuthenticators: true, passkeysRemovable: false }).value;
+      const only = accountPage({ csrfToken: CSRF, email: null, totpEnrolled: false, passkeyIds: ['Y3JlZGVudGlhbC1vbmU'], mayChangeAuthenticators: true, passkeysRemovable: false }).value;
       expect(only).to.include('Passkey …hbC1vbmU');
       expect(only).to.not.include('passkey-remove');
       expect(only).to.include('your only way to sign in');

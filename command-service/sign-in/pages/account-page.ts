@@ -2,6 +2,7 @@
 import { html, type SafeHtml } from '../../../shared/sign-in/html.js';
 import { SIGN_IN_PATHS } from '../sign-in-paths.js';
 import { csrfField, layout } from './layout.js';
+import { LAST_WAY_TO_SIGN_IN } from '../passkeys/remove-passkey.js';
 
 export interface AccountPageInput {
   readonly csrfToken: string;
@@ -10,17 +11,17 @@ export interface AccountPageInput {
   /** Credential ids of the user's passkeys, in registration order. */
   readonly passkeyIds: readonly string[];
   /** Signed in recently enough to change authenticators (session-decider.ts); else a way to sign in again. */
-  readonly mayAddAuthenticators: boolean;
+  readonly mayChangeAuthenticators: boolean;
   /** The user keeps a way to sign in without any one passkey (remove-passkey.ts). */
   readonly passkeysRemovable: boolean;
 }
 
 export function accountPage(input: AccountPageInput): SafeHtml {
-  const { csrfToken, email, totpEnrolled, passkeyIds, mayAddAuthenticators, passkeysRemovable } = input;
+  const { csrfToken, email, totpEnrolled, passkeyIds, mayChangeAuthenticators, passkeysRemovable } = input;
   const passkeyCount = passkeyIds.length;
   // Named by the end of the credential id: enough to tell a user's few passkeys apart.
   const passkeyItem = (id: string) => html`<li>Passkey …${id.slice(-8)}${
-    mayAddAuthenticators && passkeysRemovable
+    mayChangeAuthenticators && passkeysRemovable
       ? html` <form class="passkey-remove" method="post" action="${SIGN_IN_PATHS.passkeyRemove}">
 ${csrfField(csrfToken)}<input type="hidden" name="credential_id" value="${id}"><button type="submit">Remove</button>
 </form>`
@@ -40,15 +41,15 @@ ${
   totpEnrolled
     ? html`<p id="totp-status">Two-step verification with an authenticator app is on.</p>`
     : html`<p id="totp-status">Two-step verification is off.</p>
-${mayAddAuthenticators ? html`<p><a href="${SIGN_IN_PATHS.totp}">Set up an authenticator app</a></p>` : signInAgain('set up an authenticator app')}`
+${mayChangeAuthenticators ? html`<p><a href="${SIGN_IN_PATHS.totp}">Set up an authenticator app</a></p>` : signInAgain('set up an authenticator app')}`
 }
 </section>
 <section id="passkeys" aria-labelledby="passkeys-heading">
 <h2 id="passkeys-heading">Passkeys</h2>
 <p id="passkey-status">${passkeyCount === 0 ? 'You have no passkeys yet.' : passkeyCount === 1 ? 'You have 1 passkey.' : `You have ${passkeyCount} passkeys.`}</p>
 ${passkeyCount > 0 && html`<ul id="passkey-list">${passkeyIds.map(passkeyItem)}</ul>`}
-${passkeyCount > 0 && !passkeysRemovable && html`<p>Your passkey is your only way to sign in: add another one before you remove it.</p>`}
-${mayAddAuthenticators ? html`<p><button id="passkey-register" type="button">Add a passkey</button></p>` : signInAgain('add a passkey')}
+${passkeyCount > 0 && !passkeysRemovable && html`<p>${LAST_WAY_TO_SIGN_IN}</p>`}
+${mayChangeAuthenticators ? html`<p><button id="passkey-register" type="button">Add a passkey</button></p>` : signInAgain('add a passkey')}
 </section>
 <form method="post" action="${SIGN_IN_PATHS.signOut}">
 ${csrfField(csrfToken)}

@@ -1,9 +1,10 @@
 // The passkey rules of a user's credentials stream (`user-credentials-{userId}`): a credential id
-// is registered once, and every sign-in records the authenticator's signature counter, which must
-// go up whenever the authenticator keeps one (WebAuthn §6.1.1: a counter that does not increase
-// means the private key may have been cloned). The stream also holds TOTP, recovery-code and
-// federated events; this decider folds only the passkey events and ignores the rest, so it can
-// read the stream beside the other deciders that share it.
+// is registered once while present (PasskeyRemoved frees it), and every sign-in records the
+// authenticator's signature counter, which must go up whenever the authenticator keeps one
+// (WebAuthn §6.1.1: a counter that does not increase means the private key may have been cloned).
+// The stream also holds TOTP, recovery-code and federated events; this decider folds only the
+// passkey events and ignores the rest, so it can read the stream beside the other deciders that
+// share it.
 //
 // The counter check lives here, not only in the WebAuthn library's check at verification time,
 // because only the append with an expected revision sees the stored counter: two sign-ins with

@@ -44,7 +44,7 @@ describe('passkeys in a real browser (e2e, Chromium with a virtual authenticator
           sendPage(ctx, signInPage({ csrfToken: testKit.csrfToken(ctx), email: '', error: null, federationName: null }));
         });
         router.get('/account', (ctx) => {
-          sendPage(ctx, accountPage({ csrfToken: testKit.csrfToken(ctx), email: null, totpEnrolled: false, passkeyIds: [], mayAddAuthenticators: true, passkeysRemovable: true }));
+          sendPage(ctx, accountPage({ csrfToken: testKit.csrfToken(ctx), email: null, totpEnrolled: false, passkeyIds: [], mayChangeAuthenticators: true, passkeysRemovable: true }));
         });
         router.get(SIGNED_IN_LOCATION, (ctx) => {
           ctx.body = 'signed in';
