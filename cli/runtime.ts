@@ -99,26 +99,26 @@ async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
  * DATABASE_URL when set; otherwise the embedded server a running `npm start` recorded in the data
  * folder; otherwise this process starts the embedded server itself (data kept under ./var).
  */
-async function resolveDatabase(config: Config, logger: Logger): Promise<{ url: string; embedded: EmbeddedServer | null }> {
-  if (config.databaseUrl) return { url: config.databaseUrl, embedded: null };
+async function resolveDatabase(config: Config, logger: Logger): Promise<{ url: string; embedded: EmbeddedServer | null; reached: boolean }> {
+  if (config.databaseUrl) return { url: config.databaseUrl, embedded: null, reached: false };
   const urlFile = embeddedUrlFile(config.dataDir);
   if (existsSync(urlFile)) {
     const recorded = (await readFile(urlFile, 'utf8')).trim();
-    if (recorded && (await connectionFailure(recorded, 1500)) === null) return { url: recorded, embedded: null };
+    if (recorded && (await connectionFailure(recorded, 1500)) === null) return { url: recorded, embedded: null, reached: true };
   }
   logger.info({ dataDir: config.dataDir }, 'starting the embedded PostgreSQL server');
   const embedded = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg') });
   await ensureDatabase(embedded.url, EMBEDDED_DATABASE);
   const url = withDatabase(embedded.url, EMBEDDED_DATABASE);
   await recordEmbeddedUrl(config.dataDir, url);
-  return { url, embedded };
+  return { url, embedded, reached: true };
 }
 
 export async function openRuntime(config: Config, logger: Logger): Promise<Runtime> {
-  const { url, embedded } = await resolveDatabase(config, logger);
-  // Tried once before the pool: an unreachable database is one clear line, not the pool's logged
-  // retries and stack traces.
-  const failure = embedded ? null : await connectionFailure(url, 10_000);
+  const { url, embedded, reached } = await resolveDatabase(config, logger);
+  // DATABASE_URL is tried once before the pool: an unreachable database is one clear line, not
+  // the pool's logged retries and stack traces.
+  const failure = reached ? null : await connectionFailure(url, 10_000);
   if (failure !== null) throw new DatabaseUnreachable(`cannot connect to the database ${describeDatabase(url)}: ${failure}`);
   const knex = createKnex(url, { max: 10 });
   try {

@@ -338,7 +338,7 @@ class Replay {
         position = last;
         void this.refreshHead(false).catch(() => undefined);
         this.report('replaying', position);
-        if (Number(position.prepare) >= INDEXES_FROM * Number(this.head.prepare)) void this.startIndexes().catch(() => undefined);
+        if (Number(position.prepare) >= INDEXES_FROM * Number(this.head.prepare)) void this.startIndexes();
         if (!full) break;
       }
       if (writing) await writing;
@@ -365,7 +365,7 @@ class Replay {
     });
   }
 
-  /** Starts the secondary index builds once (an error is thrown where awaited after the replay). */
+  /** Starts the secondary index builds once (an error ends the replay, and is thrown where awaited after it). */
   private startIndexes(): Promise<void> {
     if (!this.indexing) {
       this.indexing = this.withRetries(() => this.buildIndexes());

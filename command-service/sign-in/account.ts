@@ -8,7 +8,7 @@ import type { HttpState } from '../../shared/http/http-state.js';
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { credentialsDecider } from '../../shared/sign-in/credentials-decider.js';
 import { authenticatedRecently } from '../../shared/sign-in/session-decider.js';
-import { hasPassword, passkeysRemovable } from './passkeys/remove-passkey.js';
+import { otherWayToSignIn } from './passkeys/remove-passkey.js';
 import { readFormFields } from './page-form.js';
 import { redirectTo, sendPage } from './page-response.js';
 import { accountPage } from './pages/account-page.js';
@@ -21,11 +21,11 @@ export function accountRoutes(router: Router<HttpState>, env: SignInEnv): void {
   router.get(SIGN_IN_PATHS.account, async (ctx) => {
     const session = await kit.session(ctx);
     if (session === null) return redirectTo(ctx, SIGN_IN_PATHS.signIn);
-    const [user, credentials, password] = await Promise.all([
-      deps.db(READ_MODELS.users).first('email').where({ user_id: session.userId }),
+    const [user, credentials] = await Promise.all([
+      deps.db(READ_MODELS.users).first('email', 'password_hash').where({ user_id: session.userId }),
       deps.handler.load(oauthStreams.userCredentials(session.userId), credentialsDecider),
-      hasPassword(deps, session.userId),
     ]);
+    const other = otherWayToSignIn(credentials.state, typeof user?.password_hash === 'string', deps.oauth.federation?.issuer ?? null);
     sendPage(
       ctx,
       accountPage({
@@ -34,7 +34,7 @@ export function accountRoutes(router: Router<HttpState>, env: SignInEnv): void {
         totpEnrolled: credentials.state.totp !== null,
         passkeyIds: [...credentials.state.passkeys],
         mayChangeAuthenticators: authenticatedRecently(session, new Date()),
-        passkeysRemovable: passkeysRemovable(credentials.state, password, deps.oauth.federation?.issuer ?? null),
+        passkeysRemovable: other || credentials.state.passkeys.size > 1,
       }),
     );
   });

@@ -74,7 +74,8 @@ export async function addUser(deps: CommandDeps, input: AddUserInput, ctx: Comma
 async function claimEmail(deps: CommandDeps, orgId: number, email: string, userId: number, ctx: CommandContext): Promise<void> {
   const stream = streams.memberEmail(orgId, email);
   const at = ctx.now.toISOString();
-  const { state } = await deps.handler.load(stream, memberEmailDecider);
+  // Side by side: the users added before claims existed matter only when there is no holder.
+  const [{ state }, unclaimedUser] = await Promise.all([deps.handler.load(stream, memberEmailDecider), hasUnclaimedUser(deps, orgId, email)]);
   let abandonedHolder: number | null = null;
   if (state.holder !== null) {
     const holder = await deps.handler.load(streams.user(state.holder), userDecider);
@@ -89,7 +90,7 @@ async function claimEmail(deps: CommandDeps, orgId: number, email: string, userI
         throw error instanceof ConflictError ? new ConflictError(ALREADY_TAKEN(orgId)) : error; // it appeared meanwhile
       });
     abandonedHolder = state.holder;
-  } else if (await hasUnclaimedUser(deps, orgId, email)) {
+  } else if (unclaimedUser) {
     throw new ConflictError(ALREADY_TAKEN(orgId));
   }
   await deps.handler.handle(stream, memberEmailDecider, { type: 'ClaimMemberEmail', data: { orgId, userId, at, abandonedHolder } }, ctx);

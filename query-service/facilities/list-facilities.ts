@@ -5,9 +5,7 @@ import { READ_MODELS, type FacilityRow } from '../../shared/db/read-models.js';
 import type { HttpMiddleware, HttpState } from '../../shared/http/http-state.js';
 import { requireScope } from '../../shared/auth/scope-guard.js';
 import { requirePrincipal } from '../../shared/auth/principal.js';
-import { validateQuery, type JsonSchema } from '../../shared/http/schema-validation.js';
-
-export const listFacilitiesQuerySchema: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
+import { NO_QUERY_PARAMETERS, validateQuery } from '../../shared/http/schema-validation.js';
 
 export interface FacilityItem {
   id: number;
@@ -32,7 +30,7 @@ export async function listFacilities(db: Knex, orgId: number): Promise<FacilityI
 }
 
 export function listFacilitiesRoute(router: Router<HttpState>, deps: { db: Knex; authenticate: HttpMiddleware }): void {
-  router.get('/facilities', deps.authenticate, requireScope('org:facilities:read'), validateQuery(listFacilitiesQuerySchema), async (ctx) => {
+  router.get('/facilities', deps.authenticate, requireScope('org:facilities:read'), validateQuery(NO_QUERY_PARAMETERS), async (ctx) => {
     ctx.body = { success: true, facilities: await listFacilities(deps.db, requirePrincipal(ctx.state).orgId) };
   });
 }

@@ -6,11 +6,9 @@ import { READ_MODELS } from '../../shared/db/read-models.js';
 import { isPassPublicId } from '../../shared/domain/pass-request.js';
 import { NotFoundError } from '../../shared/errors.js';
 import type { HttpMiddleware, HttpState } from '../../shared/http/http-state.js';
-import { validateQuery, type JsonSchema } from '../../shared/http/schema-validation.js';
+import { NO_QUERY_PARAMETERS, validateQuery } from '../../shared/http/schema-validation.js';
 import { userPrincipal } from '../../shared/auth/access-token-auth.js';
 import { PASS_COLUMNS, toPass, type PassItem, type PassRow } from '../passes/pass-item.js';
-
-export const getPassQuerySchema: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
 
 export async function findUserPass(db: Knex, owner: { orgId: number; userId: number }, publicId: string): Promise<PassItem | null> {
   // A malformed id names no pass: no lookup.
@@ -23,7 +21,7 @@ export async function findUserPass(db: Knex, owner: { orgId: number; userId: num
 }
 
 export function getUserPassRoute(router: Router<HttpState>, deps: { db: Knex; authorize: HttpMiddleware }): void {
-  router.get('/api/v1/passes/:public_id', deps.authorize, validateQuery(getPassQuerySchema), async (ctx) => {
+  router.get('/api/v1/passes/:public_id', deps.authorize, validateQuery(NO_QUERY_PARAMETERS), async (ctx) => {
     const { orgId, userId } = userPrincipal(ctx);
     const pass = await findUserPass(deps.db, { orgId, userId }, ctx.params.public_id ?? '');
     if (!pass) throw new NotFoundError('pass not found');

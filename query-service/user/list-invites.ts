@@ -6,13 +6,11 @@ import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import { READ_MODELS } from '../../shared/db/read-models.js';
 import type { HttpMiddleware, HttpState } from '../../shared/http/http-state.js';
-import { validateQuery, type JsonSchema } from '../../shared/http/schema-validation.js';
+import { NO_QUERY_PARAMETERS, validateQuery } from '../../shared/http/schema-validation.js';
 import { userPrincipal } from '../../shared/auth/access-token-auth.js';
 
 /** The response is not paginated (spec); a bound keeps a flood of invitations from making it unbounded. */
 export const MAX_INVITES = 100;
-
-export const listInvitesQuerySchema: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
 
 /** Spec "Invite". */
 export interface InviteItem {
@@ -53,7 +51,7 @@ export async function listPendingInvites(db: Knex, userId: number): Promise<Invi
 }
 
 export function listInvitesRoute(router: Router<HttpState>, deps: { db: Knex; authorize: HttpMiddleware }): void {
-  router.get('/api/v1/invites', deps.authorize, validateQuery(listInvitesQuerySchema), async (ctx) => {
+  router.get('/api/v1/invites', deps.authorize, validateQuery(NO_QUERY_PARAMETERS), async (ctx) => {
     ctx.body = { success: true, invites: await listPendingInvites(deps.db, userPrincipal(ctx).userId) };
   });
 }

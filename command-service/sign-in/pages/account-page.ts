@@ -2,7 +2,7 @@
 import { html, type SafeHtml } from '../../../shared/sign-in/html.js';
 import { SIGN_IN_PATHS } from '../sign-in-paths.js';
 import { csrfField, layout } from './layout.js';
-import { LAST_WAY_TO_SIGN_IN } from '../passkeys/remove-passkey.js';
+import { LAST_WAY_TO_SIGN_IN } from '../../../shared/sign-in/passkeys/passkey-decider.js';
 
 export interface AccountPageInput {
   readonly csrfToken: string;

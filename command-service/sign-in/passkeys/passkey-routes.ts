@@ -26,7 +26,7 @@ import { authenticatedRecently } from '../../../shared/sign-in/session-decider.j
 import { relyingPartyOf } from '../../../shared/sign-in/passkeys/relying-party.js';
 import { parseAuthenticationResponse, parseRegistrationResponse } from '../../../shared/sign-in/passkeys/webauthn-responses.js';
 import type { CommandAppDeps } from '../../app.js';
-import type { SignInKit } from '../sign-in-kit.js';
+import { userCommandContext, type SignInKit } from '../sign-in-kit.js';
 import { CEREMONY_TTL_SECONDS, PasskeyChallenges, type CeremonyPurpose, type PendingCeremony } from './passkey-challenges.js';
 import { formOrJsonBody } from './form-or-json-body.js';
 import { PASSKEY_SCRIPT_PATH, servePasskeyScript } from './passkey-script.js';
@@ -142,7 +142,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
     const { credentialId } = await registerPasskey(
       deps,
       { userId, response, ceremony, relyingParty },
-      { ...context(ctx, now), actor: { kind: 'user', id: userId } },
+      userCommandContext(ctx, userId, now),
     );
     sendJson(ctx, 201, { success: true, credential_id: credentialId });
   });
@@ -156,7 +156,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
       kit.checkCsrf(ctx);
       const credentialId = (ctx.request.body as Record<string, unknown> | undefined)?.credential_id;
       if (typeof credentialId !== 'string' || !isCredentialId(credentialId)) throw new InvalidRequest('The credential_id is missing or malformed.');
-      await removePasskey(deps, { userId, credentialId }, { ...context(ctx, new Date()), actor: { kind: 'user', id: userId } });
+      await removePasskey(deps, { userId, credentialId }, userCommandContext(ctx, userId, new Date()));
     } catch (error) {
       if (!page || !(error instanceof DomainError || error instanceof OAuthError)) throw error;
       ctx.state.log.info({ reason: error.message }, 'passkey removal refused');

@@ -29,7 +29,10 @@ export interface PasskeyState {
 export type PasskeyCommand =
   | { type: 'RegisterPasskey'; data: PasskeyRegistered['data'] }
   | { type: 'UsePasskey'; data: PasskeyUsed['data'] }
-  | { type: 'RemovePasskey'; data: PasskeyRemoved['data'] };
+  /** `otherWayToSignIn`: a password, or an account at the upstream provider trusted now (outside this stream). */
+  | { type: 'RemovePasskey'; data: PasskeyRemoved['data'] & { otherWayToSignIn: boolean } };
+
+export const LAST_WAY_TO_SIGN_IN = 'This passkey is your only way to sign in: add another one first.';
 
 /** The only message of a refused sign-in: it must not tell which check failed. */
 export const PASSKEY_SIGN_IN_FAILED = 'passkey sign-in failed';
@@ -115,6 +118,8 @@ export const passkeyDecider: Decider<PasskeyCommand, UserCredentialEvent, Passke
       case 'RemovePasskey': {
         // Removed already (another tab, a retry) or never the user's: nothing to record.
         if (!state.passkeys.has(command.data.credentialId)) return [];
+        // Decided on the stream, so two tabs removing a user's last two passkeys cannot both succeed.
+        if (state.passkeys.size === 1 && !command.data.otherWayToSignIn) throw new ConflictError(LAST_WAY_TO_SIGN_IN);
         const event: PasskeyRemoved = { type: 'PasskeyRemoved', data: { userId: command.data.userId, credentialId: command.data.credentialId } };
         return [event];
       }

@@ -80,7 +80,10 @@ describe('passkey decider', () => {
   });
 
   describe('RemovePasskey', () => {
-    const remove = (credentialId = CREDENTIAL): PasskeyCommand => ({ type: 'RemovePasskey', data: { userId: USER, credentialId } });
+    const remove = (credentialId = CREDENTIAL, otherWayToSignIn = true): PasskeyCommand => ({
+      type: 'RemovePasskey',
+      data: { userId: USER, credentialId, otherWayToSignIn },
+    });
     const removed = (credentialId = CREDENTIAL): UserCredentialEvent => ({ type: 'PasskeyRemoved', data: { userId: USER, credentialId } });
 
     it('removes a registered passkey, which then signs in no more and may be registered anew', () => {
@@ -88,6 +91,12 @@ describe('passkey decider', () => {
       spec.given([registered(), removed()]).when(use(2)).thenThrows(ValidationError);
       spec.given([registered(), removed()]).when(register()).then([registered()]);
       spec.given([registered(), registered(OTHER), removed()]).when(use(2, OTHER)).then([used(2, OTHER)]);
+    });
+
+    it('refuses the last passkey of a user with no other way to sign in, not one of two', () => {
+      spec.given([registered()]).when(remove(CREDENTIAL, false)).thenThrows(ConflictError, /only way to sign in/);
+      spec.given([registered(), registered(OTHER)]).when(remove(CREDENTIAL, false)).then([removed()]);
+      spec.given([registered(), registered(OTHER), removed()]).when(remove(OTHER, false)).thenThrows(ConflictError);
     });
 
     it('records nothing for a passkey removed already or never registered', () => {
