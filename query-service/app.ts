@@ -1,12 +1,11 @@
 // The query service's HTTP app: every GET of /api/v1/*, answered from the read models only.
 // Middleware in the order a request meets it.
 import type Koa from 'koa';
-import Router from '@koa/router';
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import type { RateLimiter } from '../shared/http/rate-limit.js';
-import { createServiceApp } from '../shared/http/service-app.js';
+import { createServiceApp, serviceRouter } from '../shared/http/service-app.js';
 import { PageCursor } from '../shared/http/page-cursor.js';
 import type { HttpState } from '../shared/http/http-state.js';
 import { apiKeyAuth } from '../shared/auth/api-key-auth.js';
@@ -45,13 +44,12 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
   const cursor = new PageCursor(pageCursorSecret);
   const authenticate = apiKeyAuth({ db: deps.db, trustProxy, changes: deps.readModelChanges });
 
-  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
-  const org = new Router<HttpState>({ prefix: '/api/v1/org', sensitive: true });
+  const org = serviceRouter('/api/v1/org');
   listOrgPassesRoute(org, { db: deps.db, cursor, authenticate });
   listFacilitiesRoute(org, { db: deps.db, authenticate });
 
   const openApi = JSON.stringify(buildOpenApiDocument());
-  const publicRoutes = new Router<HttpState>({ prefix: '/api/v1', sensitive: true });
+  const publicRoutes = serviceRouter('/api/v1');
   publicRoutes.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';
     ctx.body = openApi;

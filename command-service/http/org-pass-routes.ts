@@ -2,7 +2,8 @@
 // Attribution and the monthly invite allowance go to the admin who created the key
 // (principal.userId); events record the key as actor and the request id as correlation id.
 // The create handler, its 201 body and the command context serve the user-delegated writes too.
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { serviceRouter } from '../../shared/http/service-app.js';
 import { parseCreatePassRequest } from '../../shared/domain/pass-request.js';
 import { apiKeyAuth } from '../../shared/auth/api-key-auth.js';
 import { requireScope } from '../../shared/auth/scope-guard.js';
@@ -79,8 +80,7 @@ export function createPassesRoute(deps: CommandDeps, principalOf: (ctx: HttpCont
 }
 
 export function orgPassRoutes(deps: CommandDeps, options: { trustProxy: boolean }): Router<HttpState> {
-  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
-  const router = new Router<HttpState>({ prefix: '/api/v1/org', sensitive: true });
+  const router = serviceRouter('/api/v1/org');
   const authenticate = apiKeyAuth({ db: deps.db, trustProxy: options.trustProxy, changes: deps.readModelChanges });
 
   // Neither write takes a query parameter: one sent is refused as unknown, as by the reads.

@@ -6,7 +6,8 @@
 // The token's standing is read from the authoritative streams, not the read models: a revoked
 // family, a revoked role or a deleted user is refused by the very next write, with no projection
 // lag (the event store is what the write is decided on anyway).
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { serviceRouter } from '../../shared/http/service-app.js';
 import { streams } from '../../shared/domain/events.js';
 import { userDecider } from '../../shared/domain/user-decider.js';
 import { accessTokenAuth, userPrincipal, type TokenAccounts, type TokenRevocations } from '../../shared/auth/access-token-auth.js';
@@ -55,8 +56,7 @@ export function streamAccounts(handler: CommandHandler, clients: ClientDirectory
 }
 
 export function userPassRoutes(deps: CommandAppDeps, options: UserPassRoutesOptions): Router<HttpState> {
-  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
-  const router = new Router<HttpState>({ prefix: '/api/v1', sensitive: true });
+  const router = serviceRouter('/api/v1');
   const access = accessTokenAuth({
     issuer: deps.oauth.issuer,
     verificationKeys: deps.oauth.verificationKeys,

@@ -1,7 +1,8 @@
 // GET /.well-known/openid-configuration and /.well-known/oauth-authorization-server (identical,
 // OpenID Connect Discovery and RFC 8414), and GET /.well-known/jwks.json (the public signing keys).
 // Public documents without credentials: any origin may read them, and caches may keep them briefly.
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { serviceRouter } from '../../shared/http/service-app.js';
 import type { HttpState } from '../../shared/http/http-state.js';
 import { discoveryDocument, OAUTH_PATHS } from '../../shared/oauth/discovery.js';
 import type { OAuthServices } from '../../shared/oauth/oauth-services.js';
@@ -16,8 +17,7 @@ const DISCOVERY_MAX_AGE_SECONDS = 3600;
 const JWKS_MAX_AGE_SECONDS = 60;
 
 export function discoveryRoutes(oauth: Pick<OAuthServices, 'issuer' | 'signingKeys'>): Router<HttpState> {
-  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
-  const router = new Router<HttpState>({ sensitive: true });
+  const router = serviceRouter();
   // Fixed for the process (the issuer does not change): built once.
   const document = discoveryDocument(oauth.issuer);
   const serveDocument = publicDocumentHeaders(DISCOVERY_MAX_AGE_SECONDS);

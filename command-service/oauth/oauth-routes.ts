@@ -1,6 +1,7 @@
 // The OAuth protocol endpoints of the command service: discovery, JWKS, token, introspect, revoke.
 // (Authorize, sign-in, consent and logout are the browser-facing side: command-service/sign-in.)
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { serviceRouter } from '../../shared/http/service-app.js';
 import type { HttpState } from '../../shared/http/http-state.js';
 import type { RateLimitPolicy } from '../../shared/http/rate-limit.js';
 import { OAUTH_PATHS } from '../../shared/oauth/discovery.js';
@@ -24,8 +25,7 @@ export interface OAuthProtocolRouteOptions {
 }
 
 export function oauthProtocolRoutes(appDeps: CommandAppDeps, options: OAuthProtocolRouteOptions): Router<HttpState> {
-  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
-  const router = new Router<HttpState>({ sensitive: true });
+  const router = serviceRouter();
   router.use(discoveryRoutes(appDeps.oauth).routes());
 
   const { issuer, signingKeys, verificationKeys } = appDeps.oauth;

@@ -1,7 +1,8 @@
 // The browser-facing side of the authorization server: authorize, sign-in, second factor,
 // consent, account (TOTP enrolment), logout and the home page; and the passkey and federated
 // sign-in methods, mounted beside them with the kit they share.
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { serviceRouter } from '../../shared/http/service-app.js';
 import type { HttpState } from '../../shared/http/http-state.js';
 import type { CommandAppDeps } from '../app.js';
 import { accountRoutes } from './account.js';
@@ -25,8 +26,7 @@ export function signInRoutes(deps: CommandAppDeps, options: { trustProxy: boolea
     limits: signInLimits(),
     trustProxy: options.trustProxy,
   };
-  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
-  const router = new Router<HttpState>({ sensitive: true });
+  const router = serviceRouter();
   authorizeRoute(router, env);
   passwordSignInRoutes(router, env);
   secondFactorRoutes(router, env);

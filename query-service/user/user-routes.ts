@@ -1,7 +1,8 @@
 // The user-delegated reads, authenticated by an OAuth access token: GET /api/v1/passes[/{id}],
 // GET /api/v1/invites (all three also need the organization's self_invite role), and UserInfo
 // (scope openid, no role). Revocation is checked against the revoked_token_families read model.
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { serviceRouter } from '../../shared/http/service-app.js';
 import type { Knex } from 'knex';
 import type { HttpState } from '../../shared/http/http-state.js';
 import type { PageCursor } from '../../shared/http/page-cursor.js';
@@ -37,8 +38,7 @@ export function userRoutes(deps: UserRoutesDeps): Router<HttpState> {
     rateLimiter: deps.rateLimiter,
     now,
   });
-  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
-  const router = new Router<HttpState>({ sensitive: true });
+  const router = serviceRouter();
   listUserPassesRoute(router, { db: deps.db, cursor: deps.cursor, authorize: access('passes:read'), now });
   getUserPassRoute(router, { db: deps.db, authorize: access('passes:read') });
   listInvitesRoute(router, { db: deps.db, authorize: access('invites:read') });

@@ -2,6 +2,7 @@
 // error renderer, security headers, the organization API's rate limit, then 404 for what no
 // route answers. Each service adds its routes after it.
 import Koa from 'koa';
+import Router from '@koa/router';
 import type { Logger } from '../logger.js';
 import { requestId } from './request-id.js';
 import { requestLogger } from './request-logger.js';
@@ -30,4 +31,12 @@ export function createServiceApp({ logger, trustProxy, orgApiRateLimiter }: Serv
   app.use((orgApiRateLimiter ?? new RateLimiter('org-api')).middleware({ trustProxy, pathPrefix: ORG_API_PREFIX }));
   app.use(notFound());
   return app;
+}
+
+/**
+ * A router of a service. Case-sensitive, like the path checks made before routing (no-store, the
+ * rate limits): `/API/...` must not reach a route past them.
+ */
+export function serviceRouter(prefix?: string): Router<HttpState> {
+  return new Router<HttpState>(prefix === undefined ? { sensitive: true } : { prefix, sensitive: true });
 }

@@ -7,7 +7,8 @@
 //                                     first sign-in; the session's amr is ["fed"]
 //
 // Without a configured upstream neither exists (404).
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { serviceRouter } from '../../../shared/http/service-app.js';
 import * as client from 'openid-client';
 import type { HttpState } from '../../../shared/http/http-state.js';
 import { ORG_API_RATE_LIMIT, RateLimiter } from '../../../shared/http/rate-limit.js';
@@ -57,8 +58,7 @@ function describe(error: unknown): Record<string, unknown> {
 }
 
 export function federatedRoutes(deps: CommandAppDeps, kit: SignInKit): Router<HttpState> {
-  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
-  const router = new Router<HttpState>({ sensitive: true });
+  const router = serviceRouter();
   const federation = deps.oauth.federation;
   if (!federation) return router;
 

@@ -11,7 +11,8 @@
 // The relying party is the issuer: RP ID its host name, the only accepted origin its origin.
 // Challenges live in PostgreSQL (passkey-challenges.ts says why), found through an HttpOnly
 // SameSite=Strict cookie that holds a random handle, and are spent by the verify that reads them.
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { serviceRouter } from '../../../shared/http/service-app.js';
 import { generateAuthenticationOptions } from '@simplewebauthn/server';
 import type { HttpContext, HttpState } from '../../../shared/http/http-state.js';
 import { AccessDenied, InvalidRequest, OAuthError } from '../../../shared/oauth/oauth-errors.js';
@@ -52,8 +53,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
   const relyingParty = relyingPartyOf(deps.oauth.issuer);
   const https = new URL(deps.oauth.issuer).protocol === 'https:';
   const challenges = new PasskeyChallenges(deps.db);
-  // Case-sensitive like the path checks before routing (no-store, rate limits): /API/... must not slip past them.
-  const router = new Router<HttpState>({ sensitive: true });
+  const router = serviceRouter();
   const limit = new RateLimiter('passkeys', PASSKEY_RATE_LIMIT).middleware({ trustProxy: deps.config.trustProxy });
   const body = formOrJsonBody();
 
