@@ -1,7 +1,7 @@
 // Where the door-gateway keeps its records (tables of migrations 004 and 007), and the lock that
 // makes it the deployment's one active gateway: PostgreSQL.
 import type { Knex } from 'knex';
-import type pg from 'pg';
+import { holdSessionLock, SESSION_LOCKS } from '../shared/db/session-lock.js';
 import type { CredentialRecord } from './credential-state.js';
 
 export interface AckRecord {
@@ -38,9 +38,6 @@ export interface DoorCredentialStore {
    */
   holdLeadership(onLost: (error: Error) => void): Promise<() => Promise<void>>;
 }
-
-/** Key of the session advisory lock only the active gateway holds (any fixed bigint). */
-const GATEWAY_LOCK_KEY = 7_302_517_446_002;
 
 interface CredentialRow {
   credential_id: string;
@@ -95,28 +92,10 @@ function toRow(r: CredentialRecord) {
 export class KnexDoorCredentialStore implements DoorCredentialStore {
   constructor(private readonly knex: Knex) {}
 
-  // A session lock on a connection of its own: PostgreSQL releases it when the holder's process
-  // dies, so a standby gateway waiting here takes over.
-  async holdLeadership(onLost: (error: Error) => void): Promise<() => Promise<void>> {
-    const client = (await this.knex.client.acquireRawConnection()) as pg.Client;
-    let released = false;
-    const lost = (error: Error) => {
-      if (!released) onLost(error);
-      released = true;
-    };
-    client.on('error', lost);
-    client.on('end', () => lost(new Error('the connection holding the gateway lock ended')));
-    try {
-      await client.query('SELECT pg_advisory_lock($1::bigint)', [GATEWAY_LOCK_KEY]);
-    } catch (error) {
-      released = true;
-      await client.end().catch(() => undefined);
-      throw error;
-    }
-    return async () => {
-      released = true;
-      await client.end().catch(() => undefined); // ending the session releases the lock
-    };
+  // A session lock: PostgreSQL releases it when the holder's process dies, so a standby gateway
+  // waiting here takes over.
+  holdLeadership(onLost: (error: Error) => void): Promise<() => Promise<void>> {
+    return holdSessionLock(this.knex, SESSION_LOCKS.doorGateway, onLost);
   }
 
   async load(credentialIds: readonly string[]): Promise<Map<string, CredentialRecord>> {

@@ -1,7 +1,7 @@
 // Migrations are numbered modules listed here (so they load the same from TypeScript and from
 // the build) and never edited once landed.
 import type { Knex } from 'knex';
-import type pg from 'pg';
+import { holdSessionLock, SESSION_LOCKS } from './session-lock.js';
 
 export interface Migration {
   readonly name: string;
@@ -33,9 +33,6 @@ class ListedMigrations implements Knex.MigrationSource<Migration> {
   }
 }
 
-/** Key of the session advisory lock that serializes migrators of one database (any fixed bigint). */
-const MIGRATION_LOCK_KEY = 7_302_517_446_001;
-
 /**
  * Several processes may start on one fresh database at once (docker-compose's services). knex's
  * own lock is a row in a table it creates first, so racing migrators fail with `relation
@@ -46,17 +43,11 @@ const MIGRATION_LOCK_KEY = 7_302_517_446_001;
  */
 export async function migrateToLatest(knex: Knex): Promise<void> {
   const loaded = await Promise.all(migrations.map((load) => load()));
-  const lock = (await knex.client.acquireRawConnection()) as pg.Client;
-  // An error on the idle lock connection (server restart) must not crash the process; the migration's own queries report it.
-  lock.on('error', () => undefined);
+  // A lock lost mid-way (a server restart) needs no handling here: the migration's own queries fail.
+  const release = await holdSessionLock(knex, SESSION_LOCKS.migrations);
   try {
-    await lock.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
-    try {
-      await knex.migrate.latest({ migrationSource: new ListedMigrations(loaded), tableName: 'knex_migrations' });
-    } finally {
-      await lock.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
-    }
+    await knex.migrate.latest({ migrationSource: new ListedMigrations(loaded), tableName: 'knex_migrations' });
   } finally {
-    await lock.end().catch(() => undefined);
+    await release();
   }
 }
