@@ -94,16 +94,30 @@ export async function createIndexes(knex: Knex, projection: AnyProjection, table
     [quoteIdent(table)],
   );
   const existing = new Map(rows.map((r) => [r.name, r.valid]));
-  for (const index of projection.indexes ?? []) {
-    const name = `${table}_${index.suffix}`;
-    if (existing.get(name) === true) continue;
-    beforeEach();
-    // CONCURRENTLY: a plain DROP would block the table's writers while it waits behind a build the
-    // interrupted rebuild may have left running on the server.
-    if (existing.has(name)) await knex.raw(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteIdent(name)}`);
-    await knex.raw(indexStatement(table, index, 'CONCURRENTLY '));
+  const missing = (projection.indexes ?? []).filter((index) => existing.get(`${table}_${index.suffix}`) !== true);
+  if (missing.length === 0) return;
+  const client = (await knex.client.acquireConnection()) as pg.ClientBase;
+  try {
+    await client.query(RAISE_MAINTENANCE_WORK_MEM);
+    for (const index of missing) {
+      const name = `${table}_${index.suffix}`;
+      beforeEach();
+      // CONCURRENTLY: a plain DROP would block the table's writers while it waits behind a build the
+      // interrupted rebuild may have left running on the server.
+      if (existing.has(name)) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteIdent(name)}`);
+      await client.query(indexStatement(table, index, 'CONCURRENTLY '));
+    }
+  } finally {
+    await client.query('RESET maintenance_work_mem').catch(() => undefined); // only ever raised: harmless if left
+    await knex.client.releaseConnection(client);
   }
 }
+
+// A build sorts in maintenance_work_mem, PostgreSQL's default 64MB: a trigram index over a few
+// hundred thousand rows measured a fifth faster with 256MB (its concurrent build's validation
+// sorts every entry again). Raised for this session only, and never lowered.
+const RAISE_MAINTENANCE_WORK_MEM = `SELECT set_config('maintenance_work_mem',
+  greatest(pg_size_bytes(current_setting('maintenance_work_mem')), pg_size_bytes('256MB')) / 1024 || 'kB', false)`;
 
 /** The table's columns in order, from the catalogue. */
 export async function tableColumns(client: pg.ClientBase, table: string): Promise<string[]> {

@@ -7,7 +7,7 @@ import type { GuestDetails, PassCreated } from '../shared/domain/events.js';
 import type { RecordedEvent } from '../shared/event-store/event-store.js';
 import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
 import { open } from '../shared/crypto/sealed-box.js';
-import { storableText } from '../shared/db/storable-text.js';
+import { isStorableText, storableText } from '../shared/db/storable-text.js';
 import type { ProjectionEvent } from './projection.js';
 
 /** A sealed box that does not open under its own key: a defect, never an erasure. */
@@ -68,7 +68,13 @@ export function openGuestDataWith(events: readonly RecordedEvent[], found: Reado
   });
 }
 
+/** The guest with unstorable text mended: the opened object itself when nothing needs it, as nearly always. */
 function storableGuest(guest: GuestDetails): GuestDetails {
-  const fields = Object.entries(guest).map(([name, value]) => [name, typeof value === 'string' ? storableText(value) : value]);
-  return Object.fromEntries(fields) as GuestDetails;
+  let mended: Record<string, unknown> | null = null;
+  for (const [name, value] of Object.entries(guest)) {
+    if (typeof value !== 'string' || isStorableText(value)) continue;
+    mended ??= { ...guest };
+    mended[name] = storableText(value);
+  }
+  return (mended ?? guest) as GuestDetails;
 }

@@ -4,7 +4,14 @@ import type { PassListRow } from '../shared/db/read-models.js';
 import { READ_MODELS } from '../shared/db/read-models.js';
 import { searchText, type Projection, type ProjectionEvent } from './projection.js';
 
-export const passListProjection: Projection<PassListRow> = {
+/**
+ * A row as the projection writes it: timestamps as the events' own ISO 8601 text, which
+ * PostgreSQL reads as is, sparing a Date made and formatted again per pass in a rebuild.
+ */
+type WrittenPassListRow = Omit<PassListRow, TimestampColumn> & { [C in TimestampColumn]: Date | string };
+type TimestampColumn = 'valid_from' | 'valid_until' | 'created_at';
+
+export const passListProjection: Projection<WrittenPassListRow> = {
   name: READ_MODELS.passList,
   version: 1,
   handles: ['PassCreated', 'PassRevoked', 'PassCheckedIn'],
@@ -43,10 +50,10 @@ export const passListProjection: Projection<PassListRow> = {
           phone: guest?.phone ?? null,
           arrival_date: d.arrivalDate,
           arrival_time: d.arrivalTime,
-          valid_from: new Date(d.validFrom),
-          valid_until: new Date(d.validUntil),
+          valid_from: d.validFrom,
+          valid_until: d.validUntil,
           qr_hash: d.qrHash,
-          created_at: new Date(event.metadata.occurredAt),
+          created_at: event.metadata.occurredAt,
           search_text: searchText([guest?.firstName, guest?.lastName, guest?.email, guest?.phone]),
         };
       }

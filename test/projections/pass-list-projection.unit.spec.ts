@@ -23,10 +23,11 @@ describe('pass_list projection', () => {
         phone: '+441234567890',
         arrival_date: '2025-03-02',
         arrival_time: '09:30',
-        valid_from: new Date('2025-03-02T09:30:00.000Z'),
-        valid_until: new Date('2025-03-02T23:59:59.999Z'),
+        // The events' own text, as written to the timestamptz columns.
+        valid_from: '2025-03-02T09:30:00.000Z',
+        valid_until: '2025-03-02T23:59:59.999Z',
         qr_hash: 'hash-7',
-        created_at: new Date(created.metadata.occurredAt),
+        created_at: created.metadata.occurredAt,
         search_text: 'ada lovelace ada@example.org +441234567890',
       },
     });
