@@ -19,7 +19,7 @@ import { organizationDecider } from '../shared/domain/organization-decider.js';
 import { KeyEncryptionKeyError } from '../shared/oauth/key-encryption-key.js';
 import { SigningKeyRotationConflict } from '../shared/oauth/signing-keys.js';
 import { ProjectionRunner } from '../projections/runner.js';
-import { rebuildProjections } from '../projections/rebuild.js';
+import { RebuildStopped, rebuildProjections } from '../projections/rebuild.js';
 import { formatStatus, projectionStatus, statusToJson } from '../projections/status.js';
 import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js';
 import { ALL_PROJECTIONS } from '../projections/all-projections.js';
@@ -358,7 +358,7 @@ async function invite(runtime: Runtime, args: string[]): Promise<Result> {
   };
 }
 
-async function projections(runtime: Runtime, args: string[], json: boolean): Promise<Result> {
+async function projections(runtime: Runtime, args: string[], json: boolean, io: Io): Promise<Result> {
   const [action, ...rest] = args;
   const deps = { knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger: quietLogger };
   if (action === 'status') {
@@ -372,9 +372,12 @@ async function projections(runtime: Runtime, args: string[], json: boolean): Pro
     const known = ALL_PROJECTIONS.map((p) => p.name);
     const unknown = positionals.find((name) => !known.includes(name));
     if (unknown !== undefined) throw new UsageError(`unknown projection "${unknown}"; known: ${known.join(', ')}`);
-    const result = await rebuildProjections(positionals.length ? positionals : undefined, deps, {
-      onProgress: json ? undefined : showRebuildProgress(new ProgressBar({ label: 'rebuild' })),
-    });
+    const result = await untilSignalled(io, (signal) =>
+      rebuildProjections(positionals.length ? positionals : undefined, deps, {
+        onProgress: json ? undefined : showRebuildProgress(new ProgressBar({ label: 'rebuild' })),
+        signal,
+      }),
+    );
     const names = result.projections.map((p) => p.name);
     return {
       json: {
@@ -387,6 +390,29 @@ async function projections(runtime: Runtime, args: string[], json: boolean): Pro
     };
   }
   throw new UsageError('projections status|rebuild [NAME]');
+}
+
+/**
+ * Runs work that stops cleanly through its signal: the first SIGINT or SIGTERM asks it to stop
+ * (a rebuild ends its page and the index build under way, keeping its progress), a second one
+ * exits at once.
+ */
+async function untilSignalled<T>(io: Io, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stop.signal.aborted) process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    // On a terminal, below the progress bar's line rather than over it.
+    io.err(`${process.stderr.isTTY ? '\n' : ''}guestpass: stopping when the step under way ends (again to quit at once)`);
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await work(stop.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }
 
 /** NDJSON of the log, for auditors: one event a line, in global order (or one stream's order). */
@@ -459,7 +485,7 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
       client: (r) => client(r, rest, io),
       keys: (r) => keys(r, rest, config),
       invite: (r) => invite(r, rest),
-      projections: (r) => projections(r, rest, json),
+      projections: (r) => projections(r, rest, json, io),
       events: async (r) => {
         await events(r, rest, io);
         return null;
@@ -467,7 +493,8 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
     };
     const command = commands[group];
     if (!command) throw new UsageError(`unknown command "${group}"\n${USAGE}`);
-    runtime = await openRuntime(config, quietLogger);
+    // A rebuild stops on a signal itself, and the runtime (an embedded server too) is closed below.
+    runtime = await openRuntime(config, quietLogger, { ownsShutdown: group === 'projections' && rest[0] === 'rebuild' });
     const result = await command(runtime);
     if (result) io.out(json ? JSON.stringify(result.json) : result.text);
     return 0;
@@ -475,19 +502,21 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
     // A validation error's details say which value broke which rule (e.g. each bad redirect URI).
     const details = error instanceof ValidationError && error.details.length > 0 ? error.details : null;
     const message = (error instanceof Error ? error.message : String(error)) + (details ? `: ${details.join('; ')}` : '');
-    const code = error instanceof UsageError ? 2 : 1;
+    const code = error instanceof UsageError ? 2 : error instanceof RebuildStopped ? 130 : 1;
     if (json) {
       const kind =
         error instanceof DomainError ? error.code
         : error instanceof UsageError ? 'usage'
         : error instanceof ConfigError ? 'config'
         : error instanceof DatabaseUnreachable ? 'unavailable'
+        : error instanceof RebuildStopped ? 'stopped'
         : 'failed';
       io.out(JSON.stringify({ error: kind, message, ...(details ? { details } : {}) }));
     }
     else io.err(`guestpass: ${message}`);
     // A stack trace is for a bug; every expected failure is said in its one line above.
-    if (!(error instanceof DomainError || error instanceof UsageError || error instanceof ConfigError || error instanceof DatabaseUnreachable)) {
+    const expected = [DomainError, UsageError, ConfigError, DatabaseUnreachable, RebuildStopped].some((kind) => error instanceof kind);
+    if (!expected) {
       io.err((error as Error)?.stack ?? '');
     }
     return code;

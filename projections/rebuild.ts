@@ -64,6 +64,14 @@ export interface RebuildOptions {
   readonly beforeSwitch?: () => Promise<void> | void;
 }
 
+/** The rebuild was stopped through its signal; its progress is kept, and the next rebuild resumes it. */
+export class RebuildStopped extends Error {
+  override readonly name = 'RebuildStopped';
+  constructor() {
+    super('rebuild stopped; run it again to resume');
+  }
+}
+
 export interface RebuiltProjection {
   readonly name: string;
   readonly generation: number;
@@ -522,6 +530,6 @@ class Replay {
   }
 
   private throwIfAborted(): void {
-    if (this.options.signal?.aborted) throw new Error('rebuild aborted; run it again to resume');
+    if (this.options.signal?.aborted) throw new RebuildStopped();
   }
 }

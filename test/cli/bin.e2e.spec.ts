@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { createOrganization } from '../../command-service/organizations/create-o
 import { loadConfig } from '../../shared/config.js';
 import { withDatabase } from '../../shared/db/embedded-postgres.js';
 import { createLogger } from '../../shared/logger.js';
+import { createKnex } from '../../shared/db/knex.js';
 import { freshDatabase } from '../support/database.js';
 
 // The package's bin (package.json "bin"), run as `npx guestpass` runs it: in-process tests of
@@ -23,14 +24,20 @@ interface Run {
   readonly stderr: string;
 }
 
-/** Runs the bin; `onStdout` may close the pipe early, as `| head` does. */
-function guestpass(env: Record<string, string>, args: string[], onStdout?: (chunk: Buffer, stdout: NodeJS.ReadableStream & { destroy(): void }) => void): Promise<Run> {
+/** Runs the bin; `onStdout` may close the pipe early, as `| head` does; `onStart` is given the process. */
+function guestpass(
+  env: Record<string, string>,
+  args: string[],
+  onStdout?: (chunk: Buffer, stdout: NodeJS.ReadableStream & { destroy(): void }) => void,
+  onStart?: (child: ChildProcess) => void,
+): Promise<Run> {
   return new Promise((resolve, reject) => {
     // Only what the CLI needs: a broker or event store named in the test run's own environment stays out.
     const child = spawn(process.execPath, [BIN, ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), LOG_LEVEL: 'silent', PROJECTION_WAIT_MS: '5000', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    onStart?.(child);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -116,5 +123,56 @@ describe('npx guestpass (the bin, in its own process)', function () {
     expect(head.stderr, head.stderr).to.equal('');
     expect(head.code).to.equal(0);
     expect(head.stdout.split('\n')[0]).to.match(/^\{"id":/);
+  });
+
+  it('stops a rebuild on Ctrl-C when its step under way ends, keeping its progress (exit 130), and quits at once on a second', async () => {
+    expect((await guestpass(env, ['org', 'create', '--name', 'Rebuilt'])).code).to.equal(0);
+    const knex = createKnex(env.DATABASE_URL!, { max: 2 });
+    /** A rebuild held at its start by a lock on its progress table, so that signals come mid-way. */
+    const heldRebuild = async (signals: number) => {
+      const holder = await knex.client.acquireConnection();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('LOCK TABLE projection_rebuilds IN ACCESS EXCLUSIVE MODE');
+        let child: ChildProcess | null = null;
+        const run = guestpass(env, ['projections', 'rebuild'], undefined, (c) => (child = c));
+        for (let waiting = false; !waiting; await new Promise((r) => setTimeout(r, 50))) {
+          const { rows } = await knex.raw(`SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'projection_rebuilds'::regclass`);
+          waiting = rows.length > 0;
+        }
+        for (let i = 0; i < signals; i++) {
+          child!.kill('SIGINT');
+          await new Promise((r) => setTimeout(r, 300));
+        }
+        const exitedWhileHeld = child!.exitCode !== null || child!.signalCode !== null;
+        await holder.query('COMMIT');
+        return { exitedWhileHeld, result: await run };
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        await knex.client.releaseConnection(holder);
+      }
+    };
+    try {
+      const stopped = await heldRebuild(1);
+      expect(stopped.exitedWhileHeld, stopped.result.stderr).to.equal(false);
+      expect(stopped.result.stderr).to.include('stopping when the step under way ends');
+      expect(stopped.result.stderr).to.include('guestpass: rebuild stopped; run it again to resume');
+      expect(stopped.result.stderr).not.to.match(STACK_LINE);
+      expect(stopped.result.code).to.equal(130);
+      const kept = await knex.raw(`SELECT generation FROM projection_rebuilds WHERE name = 'organizations'`);
+      expect(kept.rows, 'the stopped rebuild keeps its place').to.have.length(1);
+
+      const again = await guestpass(env, ['projections', 'rebuild', 'organizations', '--json']);
+      expect(again.code, again.stderr).to.equal(0);
+      // It resumed the stopped rebuild's generation rather than starting another.
+      const rebuilt = (JSON.parse(again.stdout) as { rebuilt: Array<{ name: string; generation: number; position: string }> }).rebuilt;
+      expect(rebuilt).to.deep.equal([{ name: 'organizations', generation: Number(kept.rows[0].generation), position: rebuilt[0]!.position }]);
+
+      const quit = await heldRebuild(2);
+      expect(quit.exitedWhileHeld).to.equal(true);
+      expect(quit.result.code).to.equal(130);
+    } finally {
+      await knex.destroy();
+    }
   });
 });
