@@ -253,6 +253,7 @@ async function main(): Promise<void> {
     let peakRss = process.memoryUsage().rss;
     const phaseStarted = new Map<string, number>();
     let currentPhase = '';
+    const loopBefore = performance.eventLoopUtilization();
     const cpuBefore = process.cpuUsage();
     const serverBefore = serverCpuSeconds(database);
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
@@ -271,6 +272,7 @@ async function main(): Promise<void> {
       },
     );
     clearInterval(sampler);
+    const loop = performance.eventLoopUtilization(loopBefore);
     const cpu = process.cpuUsage(cpuBefore);
     const serverAfter = serverCpuSeconds(database);
     // The kernel's high-water mark (KiB) also catches peaks between two samples.
@@ -299,6 +301,8 @@ async function main(): Promise<void> {
       peak_rss_mb: Math.round(peakRss / 1024 / 1024),
       node_cpu_s: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)),
       postgres_cpu_s: serverBefore === null || serverAfter === null ? null : Number((serverAfter - serverBefore).toFixed(2)),
+      // Share of the time the main thread was busy: near 1, the JavaScript side sets the pace.
+      event_loop_utilization: Number(loop.utilization.toFixed(2)),
       load_average_1m: Number(os.loadavg()[0]!.toFixed(2)),
       ...phases,
       batch_size: batchSize,
@@ -312,6 +316,7 @@ async function main(): Promise<void> {
     console.log(`  throughput        ${figures.events_per_second.toLocaleString('en')} events/s (target >= 20,000) ${figures.events_per_second >= 20_000 ? 'OK' : 'BELOW TARGET'}`);
     console.log(`  peak RSS          ${figures.peak_rss_mb} MB`);
     console.log(`  CPU               node ${figures.node_cpu_s} s, postgres ${figures.postgres_cpu_s ?? '?'} s (load average ${figures.load_average_1m} on ${os.cpus().length} cores)`);
+    console.log(`  main thread busy  ${Math.round(figures.event_loop_utilization * 100)}% of the rebuild`);
     console.log(`  read models exact ${exact ? 'yes' : 'NO'}`);
     console.log(JSON.stringify(figures));
     if (!exact) process.exitCode = 1;

