@@ -25,6 +25,7 @@ import { registerClient } from '../command-service/oauth-clients/register-client
 import { OAUTH_SCOPES } from '../shared/oauth/scopes.js';
 import { startDoorPath } from '../door-gateway/embedded.js';
 import { defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
+import { onShutdownSignal } from '../shared/shutdown-signal.js';
 
 /** The cursor secret survives restarts of the embedded default, so clients' cursors stay valid. */
 async function pageCursorSecret(config: Config): Promise<string> {
@@ -74,7 +75,7 @@ async function seedDemo(runtime: Runtime, logger: Logger): Promise<DemoCredentia
 }
 
 export async function startEmbedded(config: Config, logger: Logger) {
-  const runtime = await openRuntime(config, logger, { ownsShutdown: true });
+  const runtime = await openRuntime(config, logger);
   // What has started, stopped in reverse by stop() or when a later start-up step fails (a port
   // in use, an unreachable broker): a failed start leaves nothing running.
   const started: Array<() => Promise<void>> = [() => runtime.close()];
@@ -171,8 +172,7 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  onShutdownSignal(shutdown);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -20,6 +20,7 @@ import { KeyEncryptionKeyError } from '../shared/oauth/key-encryption-key.js';
 import { SigningKeyRotationConflict } from '../shared/oauth/signing-keys.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { RebuildStopped, rebuildProjections } from '../projections/rebuild.js';
+import { onShutdownSignal } from '../shared/shutdown-signal.js';
 import { formatStatus, projectionStatus, statusToJson } from '../projections/status.js';
 import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js';
 import { ALL_PROJECTIONS } from '../projections/all-projections.js';
@@ -395,23 +396,19 @@ async function projections(runtime: Runtime, args: string[], json: boolean, io: 
 /**
  * Runs work that stops cleanly through its signal: the first SIGINT or SIGTERM asks it to stop
  * (a rebuild ends its page and the index build under way, keeping its progress), a second one
- * exits at once.
+ * exits at once. The runtime (an embedded server too) is closed after it by main.
  */
 async function untilSignalled<T>(io: Io, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stop.signal.aborted) process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+  const release = onShutdownSignal(() => {
     // On a terminal, below the progress bar's line rather than over it.
     io.err(`${process.stderr.isTTY ? '\n' : ''}guestpass: stopping when the step under way ends (again to quit at once)`);
     stop.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  });
   try {
     return await work(stop.signal);
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    release();
   }
 }
 
@@ -493,8 +490,7 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
     };
     const command = commands[group];
     if (!command) throw new UsageError(`unknown command "${group}"\n${USAGE}`);
-    // A rebuild stops on a signal itself, and the runtime (an embedded server too) is closed below.
-    runtime = await openRuntime(config, quietLogger, { ownsShutdown: group === 'projections' && rest[0] === 'rebuild' });
+    runtime = await openRuntime(config, quietLogger);
     const result = await command(runtime);
     if (result) io.out(json ? JSON.stringify(result.json) : result.text);
     return 0;

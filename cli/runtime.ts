@@ -99,11 +99,7 @@ async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
  * DATABASE_URL when set; otherwise the embedded server a running `npm start` recorded in the data
  * folder; otherwise this process starts the embedded server itself (data kept under ./var).
  */
-async function resolveDatabase(
-  config: Config,
-  logger: Logger,
-  ownsShutdown: boolean,
-): Promise<{ url: string; embedded: EmbeddedServer | null; reached: boolean }> {
+async function resolveDatabase(config: Config, logger: Logger): Promise<{ url: string; embedded: EmbeddedServer | null; reached: boolean }> {
   if (config.databaseUrl) return { url: config.databaseUrl, embedded: null, reached: false };
   const urlFile = embeddedUrlFile(config.dataDir);
   if (existsSync(urlFile)) {
@@ -111,20 +107,15 @@ async function resolveDatabase(
     if (recorded && (await connectionFailure(recorded, 1500)) === null) return { url: recorded, embedded: null, reached: true };
   }
   logger.info({ dataDir: config.dataDir }, 'starting the embedded PostgreSQL server');
-  const embedded = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg'), ownsShutdown });
+  const embedded = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg') });
   await ensureDatabase(embedded.url, EMBEDDED_DATABASE);
   const url = withDatabase(embedded.url, EMBEDDED_DATABASE);
   await recordEmbeddedUrl(config.dataDir, url);
   return { url, embedded, reached: true };
 }
 
-/**
- * `ownsShutdown`: the process stops the runtime (close) on SIGINT and SIGTERM itself, after its
- * own work; otherwise an embedded server this process starts is stopped on those signals, and the
- * process exits.
- */
-export async function openRuntime(config: Config, logger: Logger, options: { ownsShutdown?: boolean } = {}): Promise<Runtime> {
-  const { url, embedded, reached } = await resolveDatabase(config, logger, options.ownsShutdown ?? false);
+export async function openRuntime(config: Config, logger: Logger): Promise<Runtime> {
+  const { url, embedded, reached } = await resolveDatabase(config, logger);
   // DATABASE_URL is tried once before the pool: an unreachable database is one clear line, not
   // the pool's logged retries and stack traces.
   const failure = reached ? null : await connectionFailure(url, 10_000);

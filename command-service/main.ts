@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, 'command-service');
   // DATABASE_URL, else the embedded server a running `npm start` recorded, else an embedded one;
   // migrates, and builds the event store (createEventStore) and the other ports.
-  const runtime = await openRuntime(config, logger, { ownsShutdown: true });
+  const runtime = await openRuntime(config, logger);
   // Behind the gateway, PUBLIC_BASE_URL is the issuer; alone, this process's own address.
   const oauth = await runtime.oauth(defaultBaseUrl(config, config.port));
   await oauth.signingKeys.current();

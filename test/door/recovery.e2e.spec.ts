@@ -2,15 +2,19 @@
 // mid-stream, a restart of Kafka, and restarts of the MQTT broker (Mosquitto and aedes) lose no
 // event and apply none twice (by version), and the controllers end with exactly the right list.
 import { expect } from 'chai';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Ack } from '../../door-gateway/contract.js';
 import type { ControllerSimulator } from '../../door-gateway/controller-simulator.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from '../../door-gateway/embedded-broker.js';
 import { inCI } from '../support/components.js';
 import { DoorHarness, uniqueFacilityId } from './support/door-harness.js';
 import { KAFKA_BROKERS, requireKafka, requireMosquitto } from './support/door-components.js';
-import { startChild, type Child } from './support/child-process.js';
+import { startChild, type Child } from '../support/child-process.js';
 import { ciKafkaManaged, freePort, mosquittoBinary, MosquittoInstance, restartCiKafka } from './support/broker-processes.js';
 import { eventually, sleep, testPass, type TestPass } from './fixtures.js';
+
+const supportDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'support');
 
 /** Counts applied acknowledgements per (controller, credential, version, op). */
 function countApplied(controllers: readonly ControllerSimulator[]): Map<string, number> {
@@ -101,7 +105,7 @@ describe('door path recovery: crashes of the door-gateway and the forwarder', fu
       GATEWAY_GROUP: h.gatewayGroup,
     };
     const start = async (entry: string) => {
-      const child = await startChild(entry, env);
+      const child = await startChild(path.join(supportDir, entry), { ...process.env, ...env });
       children.push(child);
       return child;
     };

@@ -10,7 +10,7 @@ import { passListProjection } from '../../projections/pass-list-projection.js';
 import type { Projection } from '../../projections/projection.js';
 import { createKnex } from '../../shared/db/knex.js';
 import { createLogger, type Logger } from '../../shared/logger.js';
-import { comparePositions, START, type Position } from '../../shared/event-store/event-store.js';
+import { comparePositions, START, type Position, type ReadAllOptions } from '../../shared/event-store/event-store.js';
 import { MONTH, openTestDb, waitForCheckpoints, type TestDb } from './log-writer.js';
 
 const silent = createLogger('silent');
@@ -487,6 +487,35 @@ describe('projection runner (real PostgreSQL event store)', function () {
       expect(events).to.equal((await db.store.readAll()).length - 10); // the resumed replay skipped the first page
       expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(60);
       expect((await checkpoints(db.knex)).find((c) => c.name === 'pass_list')).to.include({ generation: 2, table_name: 'pass_list_g2' });
+    });
+
+    it('reports a failure after it was asked to stop as stopped, the failure as its cause (Ctrl-C stops an embedded server too)', async () => {
+      await db.log.organization(1);
+      for (let i = 0; i < 5; i++) await db.log.passes(1, 2);
+      const abort = new AbortController();
+      const gone = new Error('terminating connection due to administrator command');
+      // A page's subject keys are still on their way when the stop is asked for (as the page
+      // after it is read), and the server goes away with the same signal: that query fails
+      // while the page is worked on, before the next check of the stop.
+      let keyQueries = 0;
+      let failKeys: ((error: unknown) => void) | null = null;
+      const subjectKeys = Object.assign(Object.create(db.subjectKeys) as typeof db.subjectKeys, {
+        getMany: (ids: string[]) => (++keyQueries < 2 ? db.subjectKeys.getMany(ids) : new Promise<never>((_, reject) => (failKeys = reject))),
+      });
+      const store = Object.assign(Object.create(db.store) as typeof db.store, {
+        readAll: (options?: ReadAllOptions) => {
+          if (failKeys) {
+            abort.abort();
+            failKeys(gone);
+          }
+          return db.store.readAll(options);
+        },
+      });
+      const stopped = await rebuildProjection('pass_list', { ...depsOf(db), subjectKeys, store }, { batchSize: 2, signal: abort.signal }).then(
+        () => expect.fail('the rebuild was stopped'),
+        (e: unknown) => e,
+      );
+      expect(stopped).to.be.instanceOf(RebuildStopped).with.property('cause', gone);
     });
 
     /** A pass_list rebuild stopped after its first page: its table pass_list_g2 is there, unindexed. */
