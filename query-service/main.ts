@@ -7,10 +7,10 @@ import { readFile } from 'node:fs/promises';
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { createKnex } from '../shared/db/knex.js';
+import { createPgPool } from '../shared/db/pg-pool.js';
 import { embeddedUrlFile } from '../shared/db/embedded-postgres.js';
 import { serveUntilSignalled } from '../shared/http/serve.js';
 import { createQueryApp } from './app.js';
-import pg from 'pg';
 import { defaultBaseUrl } from '../cli/runtime.js';
 import { PostgresSigningKeyStore } from '../shared/oauth/postgres-signing-key-store.js';
 import { publishedJwks } from '../shared/oauth/signing-keys.js';
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const url = await databaseUrl(config);
   const db = createKnex(url, { max: 20 });
   // Only the public halves of the signing keys are read here: tokens are verified offline.
-  const keyPool = new pg.Pool({ connectionString: url, max: 2 });
+  const keyPool = createPgPool(url, 2);
   const keys = new PostgresSigningKeyStore(keyPool);
   const oauth = { issuer: defaultBaseUrl(config, config.port), verificationKeys: refreshingKeySet(() => publishedJwks(keys)) };
   // Give every replica the same PAGE_CURSOR_SECRET, or a cursor only works on the replica that made it.

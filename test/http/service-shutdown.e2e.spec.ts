@@ -76,4 +76,17 @@ describe('a service process stopped by a signal', function () {
     expect(child.output()).to.include('stopping');
     expect(existsSync(pidFile), 'the embedded server is still running').to.equal(false);
   });
+
+  it('npm start stops cleanly on Ctrl-C in a terminal, which stops the embedded PostgreSQL under it at the same moment', async () => {
+    const embeddedDir = path.join(dataDir, 'terminal');
+    const env = { ...baseEnv(), PORT: String(await freePort()), GUESTPASS_DATA_DIR: embeddedDir };
+    const child = await startChild(path.join(root, 'cli/embedded.ts'), env, { ready: 'Operator CLI', processGroup: true });
+    children.push(child);
+    // The whole process group, as a terminal sends it: the server shuts down by itself meanwhile.
+    process.kill(-child.process.pid!, 'SIGINT');
+    // It used to crash on an idle pooled connection's error, or to wait for ever for the server's exit.
+    expect(await child.exited, child.output()).to.equal(0);
+    expect(child.output()).not.to.include("Unhandled 'error' event");
+    expect(existsSync(path.join(embeddedDir, 'pg', 'postmaster.pid')), 'the embedded server is still running').to.equal(false);
+  });
 });

@@ -12,10 +12,18 @@ export interface Child {
   kill(): Promise<void>;
 }
 
-/** Starts `entry` (a path) with exactly `env`; resolves once its output includes `ready`. */
-export async function startChild(entry: string, env: NodeJS.ProcessEnv, options: { ready?: string; timeoutMs?: number } = {}): Promise<Child> {
-  const { ready = 'ready', timeoutMs = 30_000 } = options;
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts `entry` (a path) with exactly `env`; resolves once its output includes `ready`.
+ * `processGroup`: in a process group of its own, as a command started from a terminal is (a
+ * signal to the group, as Ctrl-C sends, reaches its children too).
+ */
+export async function startChild(
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  options: { ready?: string; timeoutMs?: number; processGroup?: boolean } = {},
+): Promise<Child> {
+  const { ready = 'ready', timeoutMs = 30_000, processGroup = false } = options;
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: processGroup });
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-8000));
   child.stderr!.on('data', keep);
