@@ -5,8 +5,8 @@ import type { Knex } from 'knex';
 import { createEventStore } from '../../shared/event-store/create-event-store.js';
 import { eventSchemas } from '../../shared/domain/event-schemas.js';
 import { streams, type DomainEvent, type GuestDetails } from '../../shared/domain/events.js';
-import type { EventStore, NewEvent, Position } from '../../shared/event-store/event-store.js';
-import { comparePositions } from '../../shared/event-store/event-store.js';
+import type { EventStore, NewEvent, Position, RecordedEvent } from '../../shared/event-store/event-store.js';
+import { comparePositions, START } from '../../shared/event-store/event-store.js';
 import { PostgresSubjectKeyStore } from '../../shared/crypto/postgres-subject-key-store.js';
 import { seal } from '../../shared/crypto/sealed-box.js';
 import { migratedDatabase } from '../support/database.js';
@@ -145,6 +145,20 @@ export function publicIdOf(passId: number): string {
 }
 
 /** Resolves once every named projection's checkpoint has reached `position`. */
+/**
+ * The whole log once every event the writer appended can be read: readers see no event written
+ * after the oldest transaction still running anywhere on the server (another test's, say) began.
+ */
+export async function visibleLog(db: Pick<TestDb, 'store' | 'log'>, timeoutMs = 10_000): Promise<RecordedEvent[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const events = await db.store.readAll();
+    if (comparePositions(events.at(-1)?.position ?? START, db.log.last) >= 0) return events;
+    if (Date.now() > deadline) throw new Error('the events appended did not become visible in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 export async function waitForCheckpoints(knex: Knex, position: Position, timeoutMs = 20_000, names?: readonly string[]): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

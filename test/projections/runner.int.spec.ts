@@ -11,7 +11,7 @@ import type { Projection } from '../../projections/projection.js';
 import { createKnex } from '../../shared/db/knex.js';
 import { createLogger, type Logger } from '../../shared/logger.js';
 import { comparePositions, START, type Position, type ReadAllOptions } from '../../shared/event-store/event-store.js';
-import { MONTH, openTestDb, waitForCheckpoints, type TestDb } from './log-writer.js';
+import { MONTH, openTestDb, visibleLog, waitForCheckpoints, type TestDb } from './log-writer.js';
 
 const silent = createLogger('silent');
 
@@ -237,7 +237,7 @@ describe('projection runner (real PostgreSQL event store)', function () {
     await db.log.organization(1);
     await db.log.passes(1, 2);
     await db.log.passes(1, 2);
-    const poison = (await db.store.readAll()).find((e) => e.type === 'PassCreated' && (e.data as { passId: number }).passId === 3)!;
+    const poison = (await visibleLog(db)).find((e) => e.type === 'PassCreated' && (e.data as { passId: number }).passId === 3)!;
     const runner = await started(new ProjectionRunner(depsOf(db, logger), { projections: [...ALL_PROJECTIONS, fragile], batchSize: 100 }));
     await waitForCheckpoints(db.knex, db.log.last, 10_000, ALL_PROJECTIONS.map((p) => p.name));
 
@@ -323,7 +323,7 @@ describe('projection runner (real PostgreSQL event store)', function () {
   it('reports position and lag per projection', async () => {
     await db.log.organization(1);
     await db.log.passes(1, 3);
-    const events = (await db.store.readAll()).length;
+    const events = (await visibleLog(db)).length;
     const runner = new ProjectionRunner(depsOf(db));
     await started(runner);
     await waitForCheckpoints(db.knex, db.log.last);
@@ -484,7 +484,7 @@ describe('projection runner (real PostgreSQL event store)', function () {
       let events = 0;
       const result = await rebuildProjection('pass_list', depsOf(db), { batchSize: 10, onProgress: (p) => (events = p.events) });
       expect(result.projections[0]).to.include({ generation: 2, tableName: 'pass_list_g2' });
-      expect(events).to.equal((await db.store.readAll()).length - 10); // the resumed replay skipped the first page
+      expect(events).to.equal((await visibleLog(db)).length - 10); // the resumed replay skipped the first page
       expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(60);
       expect((await checkpoints(db.knex)).find((c) => c.name === 'pass_list')).to.include({ generation: 2, table_name: 'pass_list_g2' });
     });
