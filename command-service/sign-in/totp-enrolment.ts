@@ -54,15 +54,20 @@ export function totpEnrolmentRoutes(router: Router<HttpState>, env: SignInEnv): 
     sendPage(ctx, totpEnrolmentPage({ csrfToken: kit.csrfToken(ctx), qrCodeDataUrl, secretText: formatTotpSecret(secret), error }), error === null ? 200 : 400);
   }
 
+  /** The session, if signed in recently enough to add an authenticator (session-decider.ts); else null. */
+  async function recentSession(ctx: HttpContext) {
+    const session = await kit.session(ctx);
+    return session !== null && authenticatedRecently(session, new Date()) ? session : null;
+  }
+
   function pendingFor(ctx: HttpContext, userId: number): PendingEnrolment | null {
     const pending = kit.cookies.getSealed(ctx, SIGN_IN_COOKIES.totpEnrolment, isPendingEnrolment);
     return pending !== null && pending.userId === userId ? pending : null;
   }
 
   router.get(SIGN_IN_PATHS.totp, async (ctx) => {
-    const session = await kit.session(ctx);
-    // Not signed in, or too long ago to add an authenticator (session-decider.ts).
-    if (session === null || !authenticatedRecently(session, new Date())) return redirectTo(ctx, SIGN_IN_PATHS.signIn);
+    const session = await recentSession(ctx);
+    if (session === null) return redirectTo(ctx, SIGN_IN_PATHS.signIn);
     if (await alreadyEnrolled(session.userId)) return redirectTo(ctx, SIGN_IN_PATHS.account);
     let pending = pendingFor(ctx, session.userId);
     if (pending === null) {
@@ -75,9 +80,8 @@ export function totpEnrolmentRoutes(router: Router<HttpState>, env: SignInEnv): 
   router.post(SIGN_IN_PATHS.totp, env.limits.forms.middleware({ trustProxy: env.trustProxy }), async (ctx) => {
     ctx.request.body = await readFormFields(ctx);
     kit.checkCsrf(ctx);
-    const session = await kit.session(ctx);
-    // Not signed in, or too long ago to add an authenticator (session-decider.ts).
-    if (session === null || !authenticatedRecently(session, new Date())) return redirectTo(ctx, SIGN_IN_PATHS.signIn);
+    const session = await recentSession(ctx);
+    if (session === null) return redirectTo(ctx, SIGN_IN_PATHS.signIn);
     const pending = pendingFor(ctx, session.userId);
     if (pending === null) return redirectTo(ctx, SIGN_IN_PATHS.totp);
     const now = new Date();
