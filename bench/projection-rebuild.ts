@@ -153,21 +153,29 @@ function buildLog(target: number): { log: LogBuilder; passes: number; revoked: n
 
 /**
  * CPU seconds used so far by the server processes serving `database` (Linux /proc; null
- * elsewhere). With the node process's own CPU time it shows the work apart from the wall time,
- * which on a shared machine also counts waiting for other processes.
+ * elsewhere): those running, and those that have ended (the postmaster's children's time, which
+ * counts the rebuild's own connections once closed). With the node process's own CPU time it
+ * shows the work apart from the wall time, which on a shared machine also counts waiting for
+ * other processes.
  */
 function serverCpuSeconds(database: string): number | null {
   try {
     let ticks = 0;
+    const postmasters = new Set<string>();
     for (const pid of readdirSync('/proc')) {
       if (!/^\d+$/.test(pid)) continue;
       try {
         if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(database)) continue;
         const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
         ticks += Number(fields[11]) + Number(fields[12]); // utime + stime
+        postmasters.add(fields[1]!); // ppid
       } catch {
         // the process ended meanwhile
       }
+    }
+    for (const pid of postmasters) {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[13]) + Number(fields[14]); // cutime + cstime: children ended and reaped
     }
     return ticks / 100; // USER_HZ
   } catch {

@@ -32,6 +32,8 @@ import {
 } from './generation-tables.js';
 import { guestKeysOf, openGuestData, openGuestDataWith } from './guest-data.js';
 import { TableWriter, type PreparedChanges } from './table-writer.js';
+import { PageWriter } from './page-writer.js';
+import { connectionStringOf } from '../shared/db/knex.js';
 import { encodeProgress, PROGRESS_CHANNEL, ROWS_CHANGED_CHANNEL } from './progress-channel.js';
 import { errorMessage, isDeterministic } from './errors.js';
 import type { ProjectionDeps } from './runner.js';
@@ -229,6 +231,8 @@ async function dropOrphanTables(knex: Knex, name: string, keep: readonly string[
 
 class Replay {
   private readonly writer = new TableWriter();
+  /** The replay's page writes, once it has one. */
+  private pageWriter: PageWriter | null = null;
   private readonly batchSize: number;
   private readonly startedAt = performance.now();
   private events = 0;
@@ -255,6 +259,7 @@ class Replay {
       throw this.options.signal?.aborted && !(error instanceof RebuildStopped) ? new RebuildStopped(error) : error;
     } finally {
       await this.indexing?.catch(() => undefined); // a failed rebuild leaves no build running behind it
+      await this.closePageWriter();
     }
   }
 
@@ -363,17 +368,21 @@ class Replay {
     return position;
   }
 
-  /** One page's changes for every target, with the rebuild checkpoints, in one transaction. */
-  private savePage(prepared: readonly PreparedChanges[], targets: readonly Target[], last: Position): Promise<void> {
-    return inTransaction(this.deps.knex, async (client) => {
-      // Rebuild checkpoints are written with the rows, so a lost commit loses both and a resume re-reads.
-      await client.query('SET LOCAL synchronous_commit = off');
-      for (const changes of prepared) await this.writer.save(client, changes);
-      await client.query(
-        `UPDATE projection_rebuilds SET position_commit = $2, position_prepare = $3, updated_at = now() WHERE name = ANY($1)`,
-        [targets.map((t) => t.projection.name), last.commit.toString(), last.prepare.toString()],
-      );
-    });
+  /** One page's changes for every target, with the rebuild checkpoints, in one transaction (page-writer.ts). */
+  private async savePage(prepared: readonly PreparedChanges[], targets: readonly Target[], last: Position): Promise<void> {
+    this.pageWriter ??= new PageWriter(connectionStringOf(this.deps.knex));
+    try {
+      await this.pageWriter.write({ changes: prepared, projections: targets.map((t) => t.projection.name), last });
+    } catch (error) {
+      await this.closePageWriter(); // a retry starts on a new connection
+      throw error;
+    }
+  }
+
+  private async closePageWriter(): Promise<void> {
+    const writer = this.pageWriter;
+    this.pageWriter = null;
+    await writer?.close();
   }
 
   /** Starts the secondary index builds once (an error ends the replay, and is thrown where awaited after it). */

@@ -26,9 +26,12 @@ export interface WriteResult {
   readonly deleted: number;
 }
 
+/** What writing a projection's rows needs of it: plain data, so changes can go to another thread. */
+export type ProjectionRef = Pick<AnyProjection, 'name' | 'keyColumn'>;
+
 /** Changes ready to send: the upserts already serialised. */
 export interface PreparedChanges {
-  readonly projection: AnyProjection;
+  readonly projection: ProjectionRef;
   readonly table: string;
   readonly upsertJson: string | null;
   /** Rows the table does not hold, as COPY text in the table's column order (prepareBulk only). */
@@ -92,7 +95,7 @@ export class TableWriter {
 
   prepare(projection: AnyProjection, table: string, changes: RowChanges, events: readonly ProjectionEvent[]): PreparedChanges {
     return {
-      projection,
+      projection: { name: projection.name, keyColumn: projection.keyColumn },
       table,
       // One parameter however many rows: no bind-parameter limit, one round trip. (json, not
       // jsonb: parsing the whole document into jsonb first measured slower overall.)
@@ -175,7 +178,7 @@ export class TableWriter {
     return columns;
   }
 
-  private upsertSql(client: pg.ClientBase, projection: AnyProjection, table: string): Promise<string> {
+  private upsertSql(client: pg.ClientBase, projection: ProjectionRef, table: string): Promise<string> {
     let sql = this.upserts.get(table);
     if (!sql) {
       sql = this.columnsOf(client, table).then((columns) => {

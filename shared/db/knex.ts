@@ -16,3 +16,10 @@ export function createKnex(connectionString: string, pool: { min?: number; max?:
     pool: { min: pool.min ?? 0, max: pool.max ?? 10 },
   });
 }
+
+/** The connection string a knex of createKnex connects with, for a connection of another thread. */
+export function connectionStringOf(knex: Knex): string {
+  const connection = (knex.client as { config: { connection?: unknown } }).config.connection as { connectionString?: unknown } | undefined;
+  if (typeof connection?.connectionString !== 'string') throw new Error('this knex was not made by createKnex: no connection string');
+  return connection.connectionString;
+}

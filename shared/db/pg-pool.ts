@@ -6,8 +6,8 @@ import pg from 'pg';
  * or a connection ended by an administrator, is reported on an idle client as an 'error' event,
  * which without a listener is thrown. The pool drops that client; the next query connects anew.
  */
-export function createPgPool(connectionString: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max });
+export function createPgPool(connectionString: string, max: number, options: { applicationName?: string } = {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max, application_name: options.applicationName });
   pool.on('error', () => undefined);
   return pool;
 }

@@ -7,6 +7,8 @@ import { projectionStatus, formatStatus, statusToJson } from '../../projections/
 import { PostgresReadModelWatermark } from '../../projections/watermark.js';
 import { ALL_PROJECTIONS } from '../../projections/all-projections.js';
 import { passListProjection } from '../../projections/pass-list-projection.js';
+import { PAGE_WRITER_APPLICATION_NAME } from '../../projections/page-writer.js';
+import { ProjectionWriteError } from '../../projections/table-writer.js';
 import type { Projection } from '../../projections/projection.js';
 import { createKnex } from '../../shared/db/knex.js';
 import { createLogger, type Logger } from '../../shared/logger.js';
@@ -655,6 +657,68 @@ describe('projection runner (real PostgreSQL event store)', function () {
       ]);
       expect(indexes[0]!.def).to.include('(org_id, created_at DESC, pass_id DESC)');
       expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(20);
+    });
+
+    it('writes its pages from a thread on a connection of its own; a page whose connection is lost is written again on a new one', async () => {
+      await db.log.organization(1);
+      for (let i = 0; i < 20; i++) await db.log.passes(1, 2);
+      await interruptedPassListRebuild();
+      const lines: string[] = [];
+      const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+
+      // The progress row held: the next page's write waits inside its transaction, rows sent.
+      const blocker = createKnex(db.url, { max: 1 });
+      const held = await blocker.transaction();
+      let rebuild: Promise<unknown> = Promise.resolve();
+      try {
+        await held.raw("SELECT 1 FROM projection_rebuilds WHERE name = 'pass_list' FOR UPDATE");
+        rebuild = rebuildProjection('pass_list', depsOf(db, logger), { batchSize: 10 });
+        rebuild.catch(() => undefined);
+        const writer = async () =>
+          (await db.knex.raw(`SELECT pid FROM pg_stat_activity WHERE application_name = ? AND wait_event_type = 'Lock'`, [PAGE_WRITER_APPLICATION_NAME]))
+            .rows as Array<{ pid: number }>;
+        let waiting: Array<{ pid: number }> = [];
+        for (let i = 0; i < 200 && waiting.length === 0; i++) {
+          waiting = await writer();
+          if (waiting.length === 0) await new Promise((r) => setTimeout(r, 25));
+        }
+        expect(waiting, "the page writer's connection, waiting for the progress row").to.have.length(1);
+        await db.knex.raw('SELECT pg_terminate_backend(?)', [waiting[0]!.pid]);
+        await held.commit();
+        await rebuild;
+      } finally {
+        if (!held.isCompleted()) await held.rollback();
+        await rebuild.catch(() => undefined);
+        await blocker.destroy();
+      }
+      const retried = lines.map((l) => JSON.parse(l) as { msg: string }).filter((l) => /rebuild step failed: .*terminat.*; retrying/.test(l.msg));
+      expect(retried, 'one retry, after the lost connection').to.have.length(1);
+      await expectExact(db.knex, { passes: 40, revoked: 0, perOrg: {} });
+      expect((await checkpoints(db.knex)).find((c) => c.name === 'pass_list')).to.include({ generation: 2, table_name: 'pass_list_g2' });
+      const left = await db.knex.raw('SELECT 1 FROM pg_stat_activity WHERE application_name = ?', [PAGE_WRITER_APPLICATION_NAME]);
+      expect(left.rows, "the writer's connection is closed with the rebuild").to.have.length(0);
+    });
+
+    it('fails at once with the projection and the SQLSTATE when the database refuses a page (not retried)', async () => {
+      const brittle = passIdProjection('brittle', {
+        createTable: async (knex, table) => {
+          await knex.raw('CREATE TABLE ?? (pass_id bigint PRIMARY KEY CHECK (pass_id <> 3))', [table]);
+        },
+      });
+      await db.log.organization(1);
+      await db.log.passes(1, 4);
+      const lines: string[] = [];
+      const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+      const failed = await rebuildProjection('brittle', depsOf(db, logger), { projections: [brittle] }).then(
+        () => expect.fail('the check constraint refuses pass 3'),
+        (e: unknown) => e,
+      );
+      expect(failed).to.be.instanceOf(ProjectionWriteError).with.property('projection', 'brittle');
+      expect((failed as ProjectionWriteError).message).to.match(/^projection brittle failed to write events .*check constraint/);
+      const cause = (failed as ProjectionWriteError).cause as { code?: string; constraint?: string };
+      expect(cause.code, 'check_violation').to.equal('23514');
+      expect(cause.constraint).to.match(/^brittle_g\d+_pass_id_check$/);
+      expect(lines, 'no retry').to.have.length(0);
     });
 
     it('refuses a second rebuild of the same projection while one runs', async () => {
