@@ -31,7 +31,10 @@ async function write(page: PageWrite): Promise<void> {
 
 port.on('message', (request: WriterRequest) => {
   if (request === 'close') {
-    writing = writing.then(() => pool.end()).finally(() => port.close());
+    writing = writing
+      .then(() => pool.end())
+      .catch(() => undefined) // the thread ends either way; its connection with it
+      .finally(() => port.close());
     return;
   }
   writing = writing.then(() =>
