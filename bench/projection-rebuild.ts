@@ -153,31 +153,37 @@ function buildLog(target: number): { log: LogBuilder; passes: number; revoked: n
 
 /**
  * CPU seconds used so far by the server processes serving `database` (Linux /proc; null
- * elsewhere): those running, and those that have ended (the postmaster's children's time, which
- * counts the rebuild's own connections once closed). With the node process's own CPU time it
- * shows the work apart from the wall time, which on a shared machine also counts waiting for
- * other processes.
+ * elsewhere): those running, and those that have ended (the postmaster's children's time: the
+ * rebuild's own connections once closed, and autovacuum's workers). With the node process's own
+ * CPU time it shows the work apart from the wall time, which on a shared machine also counts
+ * waiting for other processes.
  */
-function serverCpuSeconds(database: string): number | null {
+function serverCpuSeconds(database: string, postmaster: number): number | null {
+  const stat = (pid: string | number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   try {
-    let ticks = 0;
-    const postmasters = new Set<string>();
+    const ended = stat(postmaster);
+    let ticks = Number(ended[13]) + Number(ended[14]); // cutime + cstime: children ended and reaped
     for (const pid of readdirSync('/proc')) {
       if (!/^\d+$/.test(pid)) continue;
       try {
         if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(database)) continue;
-        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        const fields = stat(pid);
         ticks += Number(fields[11]) + Number(fields[12]); // utime + stime
-        postmasters.add(fields[1]!); // ppid
       } catch {
         // the process ended meanwhile
       }
     }
-    for (const pid of postmasters) {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(fields[13]) + Number(fields[14]); // cutime + cstime: children ended and reaped
-    }
     return ticks / 100; // USER_HZ
+  } catch {
+    return null;
+  }
+}
+
+/** The server's postmaster: the parent of this connection's backend (null elsewhere than Linux). */
+async function postmasterPid(knex: Knex): Promise<number | null> {
+  const { rows } = await knex.raw<{ rows: Array<{ pid: number }> }>('SELECT pg_backend_pid() AS pid');
+  try {
+    return Number(readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
   } catch {
     return null;
   }
@@ -263,7 +269,8 @@ async function main(): Promise<void> {
     let currentPhase = '';
     const loopBefore = performance.eventLoopUtilization();
     const cpuBefore = process.cpuUsage();
-    const serverBefore = serverCpuSeconds(database);
+    const postmaster = await postmasterPid(knex);
+    const serverBefore = postmaster === null ? null : serverCpuSeconds(database, postmaster);
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
     const result = await rebuildProjections(
       undefined,
@@ -282,7 +289,7 @@ async function main(): Promise<void> {
     clearInterval(sampler);
     const loop = performance.eventLoopUtilization(loopBefore);
     const cpu = process.cpuUsage(cpuBefore);
-    const serverAfter = serverCpuSeconds(database);
+    const serverAfter = postmaster === null ? null : serverCpuSeconds(database, postmaster);
     // The kernel's high-water mark (KiB) also catches peaks between two samples.
     peakRss = Math.max(peakRss, process.memoryUsage().rss, process.resourceUsage().maxRSS * 1024);
 

@@ -2,7 +2,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createPgPool } from '../shared/db/pg-pool.js';
 import { TableWriter } from './table-writer.js';
-import { toWire, type PageWrite, type WriterReply, type WriterRequest } from './page-writer.js';
+import { toWire, type PageWrite, type WriterReply, type WriterRequest } from './page-write-wire.js';
 
 const { connectionString, applicationName } = workerData as { connectionString: string; applicationName: string };
 const pool = createPgPool(connectionString, 1, { applicationName });

@@ -6,47 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import type { Position } from '../shared/event-store/event-store.js';
-import { ProjectionWriteError, type PreparedChanges } from './table-writer.js';
-
-/** One page: every target's changes and the rebuild checkpoints they reach, in one transaction. */
-export interface PageWrite {
-  readonly changes: readonly PreparedChanges[];
-  readonly projections: readonly string[];
-  readonly last: Position;
-}
-
-export type WriterRequest = { readonly id: number; readonly page: PageWrite } | 'close';
-export type WriterReply = { readonly id: number; readonly error?: WireError };
-
-/** An error as it crosses the thread: a structured clone keeps an Error's message, not pg's fields. */
-export interface WireError {
-  readonly name: string;
-  readonly message: string;
-  readonly fields: Readonly<Record<string, string>>;
-  readonly write?: { readonly projection: string; readonly firstEventId: string; readonly lastEventId: string; readonly cause: WireError };
-}
-
-// What pg's DatabaseError says beyond its message (the SQLSTATE `code` tells a retry what to do).
-const DATABASE_ERROR_FIELDS = ['code', 'severity', 'detail', 'hint', 'schema', 'table', 'column', 'constraint', 'where'] as const;
-
-export function toWire(error: unknown): WireError {
-  if (error instanceof ProjectionWriteError) {
-    const { projection, firstEventId, lastEventId } = error;
-    return { name: error.name, message: error.message, fields: {}, write: { projection, firstEventId, lastEventId, cause: toWire(error.cause) } };
-  }
-  const fields: Record<string, string> = {};
-  for (const field of DATABASE_ERROR_FIELDS) {
-    const value = (error as Record<string, unknown> | null)?.[field];
-    if (typeof value === 'string') fields[field] = value;
-  }
-  return error instanceof Error ? { name: error.name, message: error.message, fields } : { name: 'Error', message: String(error), fields };
-}
-
-export function fromWire(wire: WireError): Error {
-  if (wire.write) return new ProjectionWriteError(wire.write.projection, wire.write.firstEventId, wire.write.lastEventId, fromWire(wire.write.cause));
-  return Object.assign(new Error(wire.message), { name: wire.name }, wire.fields);
-}
+import { fromWire, type PageWrite, type WriterReply, type WriterRequest } from './page-write-wire.js';
 
 const here = fileURLToPath(import.meta.url);
 export const PAGE_WRITER_APPLICATION_NAME = 'guestpass rebuild writer';
@@ -54,7 +14,8 @@ export const PAGE_WRITER_APPLICATION_NAME = 'guestpass rebuild writer';
 /**
  * The thread, from the build (page-writer-worker.js) or from the TypeScript source. A thread
  * does not get the loader the process runs the source with (Node.js 20 applies the `--import`
- * hooks to the main thread only), so from the source it registers tsx's require hook itself.
+ * hooks to the main thread only), so from the source it registers tsx's require hook itself
+ * (which is why nothing the thread loads may use a top-level await).
  */
 function startThread(workerData: object): Worker {
   if (path.extname(here) !== '.ts') return new Worker(path.join(path.dirname(here), 'page-writer-worker.js'), { workerData });
@@ -93,8 +54,8 @@ export class PageWriter {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
+      this.worker.postMessage({ id, page } satisfies WriterRequest); // throws for what cannot be cloned
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, page } satisfies WriterRequest);
     });
   }
 

@@ -2,12 +2,15 @@
 import pg from 'pg';
 
 /**
- * A pool whose idle clients' errors do not crash the process: a server restarting or stopping,
- * or a connection ended by an administrator, is reported on an idle client as an 'error' event,
- * which without a listener is thrown. The pool drops that client; the next query connects anew.
+ * A pool whose clients' errors do not crash the process. A connection that breaks (a server
+ * restarting or stopping, an administrator ending it, a network failure) reports an 'error' event
+ * on its client, which without a listener is thrown. pg-pool listens only while a client is idle,
+ * and drops it; a checked-out client's query under way fails with the error, and its holder
+ * releases it.
  */
 export function createPgPool(connectionString: string, max: number, options: { applicationName?: string } = {}): pg.Pool {
   const pool = new pg.Pool({ connectionString, max, application_name: options.applicationName });
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }

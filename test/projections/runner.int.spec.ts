@@ -675,7 +675,12 @@ describe('projection runner (real PostgreSQL event store)', function () {
         rebuild = rebuildProjection('pass_list', depsOf(db, logger), { batchSize: 10 });
         rebuild.catch(() => undefined);
         const writer = async () =>
-          (await db.knex.raw(`SELECT pid FROM pg_stat_activity WHERE application_name = ? AND wait_event_type = 'Lock'`, [PAGE_WRITER_APPLICATION_NAME]))
+          (
+            await db.knex.raw(
+              `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = ? AND wait_event_type = 'Lock'`,
+              [PAGE_WRITER_APPLICATION_NAME],
+            )
+          )
             .rows as Array<{ pid: number }>;
         let waiting: Array<{ pid: number }> = [];
         for (let i = 0; i < 200 && waiting.length === 0; i++) {
@@ -695,7 +700,9 @@ describe('projection runner (real PostgreSQL event store)', function () {
       expect(retried, 'one retry, after the lost connection').to.have.length(1);
       await expectExact(db.knex, { passes: 40, revoked: 0, perOrg: {} });
       expect((await checkpoints(db.knex)).find((c) => c.name === 'pass_list')).to.include({ generation: 2, table_name: 'pass_list_g2' });
-      const left = await db.knex.raw('SELECT 1 FROM pg_stat_activity WHERE application_name = ?', [PAGE_WRITER_APPLICATION_NAME]);
+      const left = await db.knex.raw('SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = ?', [
+        PAGE_WRITER_APPLICATION_NAME,
+      ]);
       expect(left.rows, "the writer's connection is closed with the rebuild").to.have.length(0);
     });
 
