@@ -59,6 +59,15 @@ function passIdProjection(name: string, overrides: Partial<Projection<{ pass_id:
   };
 }
 
+/** `brittle`: pass ids, in a table whose check constraint refuses pass 3. */
+function brittleProjection(): Projection<{ pass_id: number }> {
+  return passIdProjection('brittle', {
+    createTable: async (knex, table) => {
+      await knex.raw('CREATE TABLE ?? (pass_id bigint PRIMARY KEY CHECK (pass_id <> 3))', [table]);
+    },
+  });
+}
+
 describe('projection runner (real PostgreSQL event store)', function () {
   this.timeout(60_000);
   let db: TestDb;
@@ -256,11 +265,7 @@ describe('projection runner (real PostgreSQL event store)', function () {
   });
 
   it('stops only the projection whose rows the database refuses, naming it, and keeps the others going', async () => {
-    const brittle = passIdProjection('brittle', {
-      createTable: async (knex, table) => {
-        await knex.raw('CREATE TABLE ?? (pass_id bigint PRIMARY KEY CHECK (pass_id <> 3))', [table]);
-      },
-    });
+    const brittle = brittleProjection();
     await db.log.organization(1);
     await db.log.passes(1, 4);
     // Every projection's writes of a batch go out in one query, which cannot say whose statement
@@ -539,6 +544,19 @@ describe('projection runner (real PostgreSQL event store)', function () {
       return rows;
     }
 
+    /** Runs `during` while another connection holds `lock` in a transaction, which `release` commits (else it is rolled back). */
+    async function whileHeld(lock: string, during: (release: () => Promise<void>) => Promise<void>): Promise<void> {
+      const blocker = createKnex(db.url, { max: 1 });
+      const held = await blocker.transaction();
+      try {
+        await held.raw(lock);
+        await during(async () => void (await held.commit()));
+      } finally {
+        if (!held.isCompleted()) await held.rollback();
+        await blocker.destroy();
+      }
+    }
+
     it('builds its indexes without holding back the log: events appended meanwhile are read at once', async () => {
       await db.log.organization(1);
       for (let i = 0; i < 10; i++) await db.log.passes(1, 2);
@@ -547,12 +565,8 @@ describe('projection runner (real PostgreSQL event store)', function () {
       await interruptedPassListRebuild();
 
       // A writer's lock on the new table holds the index build at its start, wherever that is.
-      const blocker = createKnex(db.url, { max: 1 });
-      const held = await blocker.transaction();
-      let rebuild: Promise<unknown> = Promise.resolve();
-      try {
-        await held.raw('LOCK TABLE pass_list_g2 IN ROW EXCLUSIVE MODE');
-        rebuild = rebuildProjection('pass_list', depsOf(db), { batchSize: 10 });
+      await whileHeld('LOCK TABLE pass_list_g2 IN ROW EXCLUSIVE MODE', async (release) => {
+        const rebuild = rebuildProjection('pass_list', depsOf(db), { batchSize: 10 });
         rebuild.catch(() => undefined);
         let building = false;
         for (let i = 0; i < 200 && !building; i++) {
@@ -569,13 +583,9 @@ describe('projection runner (real PostgreSQL event store)', function () {
         await waitForCheckpoints(db.knex, db.log.last, 10_000);
         expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(21);
 
-        await held.commit();
+        await release();
         await rebuild;
-      } finally {
-        if (!held.isCompleted()) await held.rollback();
-        await rebuild.catch(() => undefined);
-        await blocker.destroy();
-      }
+      });
       expect((await indexesOf('pass_list_g2')).map((i) => i.valid)).to.deep.equal([true, true, true, true]);
       expect(await count(db.knex, 'SELECT count(*) AS n FROM pass_list')).to.equal(21);
     });
@@ -590,13 +600,10 @@ describe('projection runner (real PostgreSQL event store)', function () {
           .length > 0;
 
       // A writer's lock on the new table holds the first index build at its start.
-      const blocker = createKnex(db.url, { max: 1 });
-      const held = await blocker.transaction();
       const abort = new AbortController();
       let settled = false;
       let stopped: Promise<unknown> = Promise.resolve();
-      try {
-        await held.raw('LOCK TABLE pass_list_g2 IN ROW EXCLUSIVE MODE');
+      await whileHeld('LOCK TABLE pass_list_g2 IN ROW EXCLUSIVE MODE', async (release) => {
         stopped = rebuildProjection('pass_list', depsOf(db), { batchSize: 5, signal: abort.signal });
         stopped.then(
           () => (settled = true),
@@ -614,11 +621,8 @@ describe('projection runner (real PostgreSQL event store)', function () {
         abort.abort();
         await new Promise((r) => setTimeout(r, 300));
         expect(settled, 'a stopped rebuild waits for the index build under way').to.equal(false);
-        await held.commit();
-      } finally {
-        if (!held.isCompleted()) await held.rollback();
-        await blocker.destroy();
-      }
+        await release();
+      });
       await stopped.then(
         () => expect.fail('the rebuild was stopped'),
         (e: unknown) => expect(e).to.be.instanceOf(RebuildStopped),
@@ -667,12 +671,8 @@ describe('projection runner (real PostgreSQL event store)', function () {
       const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
 
       // The progress row held: the next page's write waits inside its transaction, rows sent.
-      const blocker = createKnex(db.url, { max: 1 });
-      const held = await blocker.transaction();
-      let rebuild: Promise<unknown> = Promise.resolve();
-      try {
-        await held.raw("SELECT 1 FROM projection_rebuilds WHERE name = 'pass_list' FOR UPDATE");
-        rebuild = rebuildProjection('pass_list', depsOf(db, logger), { batchSize: 10 });
+      await whileHeld("SELECT 1 FROM projection_rebuilds WHERE name = 'pass_list' FOR UPDATE", async (release) => {
+        const rebuild = rebuildProjection('pass_list', depsOf(db, logger), { batchSize: 10 });
         rebuild.catch(() => undefined);
         const writer = async () =>
           (
@@ -680,8 +680,7 @@ describe('projection runner (real PostgreSQL event store)', function () {
               `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = ? AND wait_event_type = 'Lock'`,
               [PAGE_WRITER_APPLICATION_NAME],
             )
-          )
-            .rows as Array<{ pid: number }>;
+          ).rows as Array<{ pid: number }>;
         let waiting: Array<{ pid: number }> = [];
         for (let i = 0; i < 200 && waiting.length === 0; i++) {
           waiting = await writer();
@@ -689,13 +688,9 @@ describe('projection runner (real PostgreSQL event store)', function () {
         }
         expect(waiting, "the page writer's connection, waiting for the progress row").to.have.length(1);
         await db.knex.raw('SELECT pg_terminate_backend(?)', [waiting[0]!.pid]);
-        await held.commit();
+        await release();
         await rebuild;
-      } finally {
-        if (!held.isCompleted()) await held.rollback();
-        await rebuild.catch(() => undefined);
-        await blocker.destroy();
-      }
+      });
       const retried = lines.map((l) => JSON.parse(l) as { msg: string }).filter((l) => /rebuild step failed: .*terminat.*; retrying/.test(l.msg));
       expect(retried, 'one retry, after the lost connection').to.have.length(1);
       await expectExact(db.knex, { passes: 40, revoked: 0, perOrg: {} });
@@ -707,11 +702,7 @@ describe('projection runner (real PostgreSQL event store)', function () {
     });
 
     it('fails at once with the projection and the SQLSTATE when the database refuses a page (not retried)', async () => {
-      const brittle = passIdProjection('brittle', {
-        createTable: async (knex, table) => {
-          await knex.raw('CREATE TABLE ?? (pass_id bigint PRIMARY KEY CHECK (pass_id <> 3))', [table]);
-        },
-      });
+      const brittle = brittleProjection();
       await db.log.organization(1);
       await db.log.passes(1, 4);
       const lines: string[] = [];
