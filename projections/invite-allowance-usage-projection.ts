@@ -22,6 +22,7 @@ export const inviteAllowanceUsageProjection: Projection<InviteAllowanceUsageRow>
   version: 1,
   handles: ['PassCreated'],
   keyColumn: 'usage_key',
+  hotRows: true,
 
   keyOf(event: ProjectionEvent) {
     return event.type === 'PassCreated' ? usageKey(event.data.createdBy, monthOfPass(event)) : null;

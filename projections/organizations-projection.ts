@@ -9,6 +9,7 @@ export const organizationsProjection: Projection<OrganizationRow> = {
   version: 1,
   handles: ['OrganizationCreated', 'OrganizationInviteAllowanceChanged', 'PassCreated'],
   keyColumn: 'org_id',
+  hotRows: true,
 
   keyOf(event: ProjectionEvent) {
     switch (event.type) {

@@ -1,6 +1,6 @@
 // A rebuild's page writes, made by a worker thread on a connection of its own. A page's write is
 // a dozen round trips; on the main thread each answer waited until the replay's JavaScript (the
-// next page, projected meanwhile) let go of the thread, which measured as more than half of a
+// next page, projected meanwhile) let go of the thread, which measured as about half of a
 // write's time, and the replay then waited for the write. The worker answers at once.
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';

@@ -29,6 +29,11 @@ export interface Projection<Row extends object = object> {
   readonly keyColumn: keyof Row & string;
   /** True when the projection reads PassCreated's guest data, so the runner must open it. */
   readonly opensGuestData?: boolean;
+  /**
+   * True for a few rows that many events change (counters): a rebuild keeps them in memory and
+   * writes them every few pages (rebuild.ts) rather than rewriting most of them with every page.
+   */
+  readonly hotRows?: boolean;
   /** The row an event concerns, or null when it concerns none. */
   keyOf(event: ProjectionEvent): RowKey | null;
   /**

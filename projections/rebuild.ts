@@ -15,7 +15,7 @@ import type { Knex } from 'knex';
 import type pg from 'pg';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { comparePositions, positionToString, START, type Position, type RecordedEvent } from '../shared/event-store/event-store.js';
-import { keysOf, keyString, projectBatch, type AnyProjection, type RowKey, type StoredRow } from './projection.js';
+import { keysOf, projectBatch, type AnyProjection } from './projection.js';
 import { ALL_PROJECTIONS, selectProjections } from './all-projections.js';
 import {
   CHECKPOINT_COLUMNS,
@@ -32,6 +32,7 @@ import {
 } from './generation-tables.js';
 import { guestKeysOf, openGuestData, openGuestDataWith } from './guest-data.js';
 import { TableWriter, type PreparedChanges } from './table-writer.js';
+import { CarriedRows } from './carried-rows.js';
 import { PageWriter } from './page-writer.js';
 import { connectionStringOf } from '../shared/db/knex.js';
 import { encodeProgress, PROGRESS_CHANNEL, ROWS_CHANGED_CHANNEL } from './progress-channel.js';
@@ -107,6 +108,10 @@ export const DEFAULT_REBUILD_BATCH_SIZE = 2000;
 // 0.7 to 1.4 s off 11 to 14 s against building the indexes after the replay (0 is slower).
 const INDEXES_FROM = 0.4;
 const PAGE_RETRIES = 5;
+// Hot rows (Projection.hotRows) are written every this many pages; a target holding more rows
+// than HOT_ROWS_HELD keeps only those of its write in flight, like any other.
+const HOT_ROWS_PAGES = 20;
+const HOT_ROWS_HELD = 50_000;
 
 export async function rebuildProjection(name: string, deps: ProjectionDeps, options: RebuildOptions = {}): Promise<RebuildResult> {
   return rebuildProjections([name], deps, options);
@@ -294,7 +299,9 @@ class Replay {
    * Pipelined: while one page's rows are written, the next page is read, opened and projected
    * over the rows that write is changing (kept in memory) and those already committed (loaded),
    * so JavaScript and PostgreSQL work at the same time. Writes stay one at a time and in order,
-   * each with the rebuild checkpoint; a failed one restarts from the last committed page.
+   * each with the rebuild checkpoints of the targets it writes; a failed one restarts from the
+   * last committed page of each. A projection of hot rows is written every HOT_ROWS_PAGES pages
+   * and when the replay ends (carried-rows.ts): until then its checkpoint stays where it was.
    */
   private replay(): Promise<Position> {
     return this.withRetries(() => this.replayOnce());
@@ -302,13 +309,31 @@ class Replay {
 
   private async replayOnce(): Promise<Position> {
     let position = this.targets.map((t) => t.position).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
-    /** How far each target has been projected: committed, or in the write in flight. */
+    /** How far each target has been projected, and how far the writes sent so far take it. */
     const projected = new Map(this.targets.map((t) => [t, t.position]));
-    /** Rows the write in flight changes (null: deleted), per target and key. */
-    let inFlight = new Map<Target, Map<string, StoredRow | null>>();
-    let writing: Promise<void> | null = null;
+    const sent = new Map(this.targets.map((t) => [t, t.position]));
+    const carried = new Map(this.targets.map((t) => [t, new CarriedRows()]));
+    let writing = null as Promise<void> | null; // set by send()
     let reading: Promise<Page> | null = null;
     const loader = (await this.deps.knex.client.acquireConnection()) as pg.ClientBase;
+    /** Sends the carried changes of `targets` with their checkpoints at `last`, once the write before has committed. */
+    const send = async (targets: readonly Target[], last: Position, events: number) => {
+      const prepared: PreparedChanges[] = [];
+      for (const target of targets) {
+        const rows = carried.get(target)!;
+        const hot = target.projection.hotRows === true && rows.size <= HOT_ROWS_HELD;
+        const { changes, isStored, events: span } = rows.take(hot);
+        const changed = await this.writer.prepareBulk(loader, target.projection, target.table, changes, [], isStored);
+        prepared.push(span ? { ...changed, firstEventId: span.first, lastEventId: span.last } : changed);
+        sent.set(target, last);
+      }
+      if (writing) await writing; // the previous page is committed before this one is sent
+      writing = this.savePage(prepared, targets, last).then(() => {
+        for (const target of targets) target.position = last;
+        this.events += events;
+      });
+      writing.catch(() => undefined); // awaited on the next turn or below
+    };
     try {
       for (;;) {
         this.throwIfAborted();
@@ -325,38 +350,31 @@ class Replay {
         const last = page.at(-1)!.position;
         const behind = this.targets.filter((t) => comparePositions(last, projected.get(t)!) > 0);
         const opened = openGuestDataWith(page, guestKeys && behind.some((t) => t.projection.opensGuestData) ? await guestKeys : null);
-        const prepared: PreparedChanges[] = [];
-        const changing = new Map<Target, Map<string, StoredRow | null>>();
         for (const target of behind) {
           const from = projected.get(target)!;
           // A page is in log order: when its first event is new to the target, every one is.
           const unseen = comparePositions(page[0]!.position, from) > 0 ? opened : opened.filter((e) => comparePositions(e.position, from) > 0);
-          const pending = inFlight.get(target) ?? new Map<string, StoredRow | null>();
+          const rows = carried.get(target)!;
           const keys = keysOf(target.projection, unseen);
-          const loaded = await this.writer.load(loader, target.projection, target.table, keys.filter((k) => !pending.has(keyString(k))), unseen);
-          for (const [k, row] of pending) if (row) loaded.set(k, row);
-          const changes = projectBatch(target.projection, loaded, unseen);
-          // The rebuild is the table's only writer: a key neither loaded nor in flight is not there.
-          prepared.push(await this.writer.prepareBulk(loader, target.projection, target.table, changes, unseen, (k) => loaded.has(k)));
-          const rows = new Map<string, StoredRow | null>();
-          for (const row of changes.upserts) rows.set(keyString(row[target.projection.keyColumn] as RowKey), row);
-          for (const key of changes.deletes) rows.set(keyString(key), null);
-          changing.set(target, rows);
+          // The rebuild is the table's only writer: the rows it holds are the rows' latest state.
+          const missing = rows.missing(keys);
+          rows.addLoaded(missing, await this.writer.load(loader, target.projection, target.table, missing, unseen));
+          const changes = projectBatch(target.projection, rows.rowsOf(keys), unseen);
+          rows.change(changes, target.projection.keyColumn, { first: unseen[0]!.id, last: unseen.at(-1)!.id });
+          projected.set(target, last);
         }
-        if (writing) await writing; // the previous page is committed before this one is sent
-        writing = this.savePage(prepared, behind, last).then(() => {
-          for (const target of behind) target.position = last;
-          this.events += page.length;
-        });
-        writing.catch(() => undefined); // awaited on the next turn or below
-        for (const target of behind) projected.set(target, last);
-        inFlight = changing;
+        const due = behind.filter((t) => !full || t.projection.hotRows !== true || carried.get(t)!.pagesHeld >= HOT_ROWS_PAGES);
+        if (due.length > 0) await send(due, last, page.length);
+        else this.events += page.length;
         position = last;
         void this.refreshHead(false).catch(() => undefined);
         this.report('replaying', position);
         if (Number(position.prepare) >= INDEXES_FROM * Number(this.head.prepare)) void this.startIndexes();
         if (!full) break;
       }
+      // Caught up: hot rows still held are written now (after a full page, the next one was empty).
+      const held = this.targets.filter((t) => comparePositions(projected.get(t)!, sent.get(t)!) > 0);
+      if (held.length > 0 && !this.indexingFailed) await send(held, position, 0);
       if (writing) await writing;
     } catch (error) {
       // Let a write in flight settle before a retry reads the committed positions.

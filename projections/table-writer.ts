@@ -26,6 +26,9 @@ export interface WriteResult {
   readonly deleted: number;
 }
 
+/** What a write does to a table. */
+export type RowWrites = Pick<RowChanges, 'upserts' | 'deletes'>;
+
 /** What writing a projection's rows needs of it: plain data, so changes can go to another thread. */
 export type ProjectionRef = Pick<AnyProjection, 'name' | 'keyColumn'>;
 
@@ -93,7 +96,7 @@ export class TableWriter {
     }
   }
 
-  prepare(projection: AnyProjection, table: string, changes: RowChanges, events: readonly ProjectionEvent[]): PreparedChanges {
+  prepare(projection: AnyProjection, table: string, changes: RowWrites, events: readonly ProjectionEvent[]): PreparedChanges {
     return {
       projection: { name: projection.name, keyColumn: projection.keyColumn },
       table,
@@ -116,7 +119,7 @@ export class TableWriter {
     client: pg.ClientBase,
     projection: AnyProjection,
     table: string,
-    changes: RowChanges,
+    changes: RowWrites,
     events: readonly ProjectionEvent[],
     isStored: (key: string) => boolean,
   ): Promise<PreparedChanges> {

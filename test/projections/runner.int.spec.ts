@@ -496,6 +496,36 @@ describe('projection runner (real PostgreSQL event store)', function () {
       expect((await checkpoints(db.knex)).find((c) => c.name === 'pass_list')).to.include({ generation: 2, table_name: 'pass_list_g2' });
     });
 
+    it('writes hot rows every few pages; stopped in between, each read model resumes from its own checkpoint, exact', async () => {
+      await db.log.organization(1);
+      for (let i = 0; i < 30; i++) await db.log.passes(1, 1);
+      await started(new ProjectionRunner(depsOf(db)));
+      await waitForCheckpoints(db.knex, db.log.last);
+      const names = ['organizations', 'pass_list'];
+
+      const abort = new AbortController();
+      let pages = 0;
+      const onProgress = (p: { phase: string }) => {
+        if (p.phase === 'replaying' && ++pages === 25) abort.abort();
+      };
+      await rebuildProjections(names, depsOf(db), { batchSize: 1, signal: abort.signal, onProgress }).then(
+        () => expect.fail('the rebuild was stopped'),
+        (e: unknown) => expect(e).to.be.instanceOf(RebuildStopped),
+      );
+      const { rows } = await db.knex.raw<{ rows: Array<{ name: string; p: string }> }>(
+        'SELECT name, position_prepare::text AS p FROM projection_rebuilds ORDER BY name',
+      );
+      const at = new Map(rows.map((r) => [r.name, BigInt(r.p)]));
+      expect([...at.keys()]).to.deep.equal(names);
+      expect(at.get('organizations')! > 0n, 'the hot rows (pass counts) were written once, at page 20').to.equal(true);
+      expect(at.get('organizations')! < at.get('pass_list')!, 'and not with the pages after it').to.equal(true);
+      expect(await count(db.knex, 'SELECT sum(pass_count) AS n FROM organizations_g2')).to.be.below(30);
+
+      await rebuildProjections(names, depsOf(db), { batchSize: 1 });
+      expect((await checkpoints(db.knex)).filter((c) => names.includes(c.name)).map((c) => c.generation)).to.deep.equal([2, 2]);
+      await expectExact(db.knex, { passes: 30, revoked: 0, perOrg: { 1: 30 } });
+    });
+
     it('reports a failure after it was asked to stop as stopped, the failure as its cause (Ctrl-C stops an embedded server too)', async () => {
       await db.log.organization(1);
       for (let i = 0; i < 5; i++) await db.log.passes(1, 2);
