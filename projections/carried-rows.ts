@@ -4,7 +4,7 @@
 // row it has touched, written every few pages rather than with each page: a page rewrote most of
 // them, and those rewrites were a large share of a rebuild's work.
 import { keyString, type RowChanges, type RowKey, type StoredRow } from './projection.js';
-import type { RowWrites } from './table-writer.js';
+import type { EventSpan, RowWrites } from './table-writer.js';
 
 interface CarriedRow {
   readonly key: RowKey;
@@ -18,9 +18,9 @@ export class CarriedRows {
   private rows = new Map<string, CarriedRow>();
   /** Keys changed since the last take. */
   private readonly dirty = new Set<string>();
-  /** Pages projected since the last take, and their first and last events (for error messages). */
+  /** Pages projected since the last take, and the span of their events (for error messages). */
   private pages = 0;
-  private events: { first: string; last: string } | null = null;
+  private span: EventSpan | null = null;
 
   get size(): number {
     return this.rows.size;
@@ -55,12 +55,12 @@ export class CarriedRows {
     return rows;
   }
 
-  /** A page's changes to the rows (of keys held or loaded before), made by events `first`..`last`. */
-  change(changes: RowChanges, keyColumn: string, events: { first: string; last: string }): void {
+  /** A page's changes to the rows (of keys held or loaded before), made by the events of `span`. */
+  change(changes: RowChanges, keyColumn: string, span: EventSpan): void {
     for (const row of changes.upserts) this.set(keyString(row[keyColumn] as RowKey), row);
     for (const key of changes.deletes) this.set(keyString(key), null);
     this.pages++;
-    this.events = { first: this.events?.first ?? events.first, last: events.last };
+    this.span = { first: this.span?.first ?? span.first, last: span.last };
   }
 
   /**
@@ -68,7 +68,7 @@ export class CarriedRows {
    * each key before that write (COPY for the rows it does not). `keepAll` keeps the unchanged
    * rows held too (hot rows); otherwise only the rows of this write stay, up to its commit.
    */
-  take(keepAll: boolean): { changes: RowWrites; isStored: (key: string) => boolean; events: { first: string; last: string } | null } {
+  take(keepAll: boolean): { changes: RowWrites; isStored: (key: string) => boolean; span: EventSpan | null } {
     const upserts: StoredRow[] = [];
     const deletes: RowKey[] = [];
     const storedBefore = new Set<string>();
@@ -81,12 +81,12 @@ export class CarriedRows {
       carried.stored = carried.row !== null; // so the table holds it once this write commits
       taken.set(k, carried);
     }
-    const events = this.events;
+    const span = this.span;
     this.dirty.clear();
     this.pages = 0;
-    this.events = null;
+    this.span = null;
     if (!keepAll) this.rows = taken;
-    return { changes: { upserts, deletes }, isStored: (k) => storedBefore.has(k), events };
+    return { changes: { upserts, deletes }, isStored: (k) => storedBefore.has(k), span };
   }
 
   private set(k: string, row: StoredRow | null): void {

@@ -1,4 +1,4 @@
-// The thread of page-writer.ts: writes each page it is sent in a transaction of its own, in order.
+// The thread of page-writer.ts: makes each write it is sent in a transaction of its own, in order.
 import { parentPort, workerData } from 'node:worker_threads';
 import { createPgPool } from '../shared/db/pg-pool.js';
 import { TableWriter } from './table-writer.js';

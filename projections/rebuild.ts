@@ -110,8 +110,9 @@ const INDEXES_FROM = 0.4;
 const PAGE_RETRIES = 5;
 // Hot rows (Projection.hotRows) are written every this many pages; a target holding more rows
 // than HOT_ROWS_HELD keeps only those of its write in flight, like any other.
-const HOT_ROWS_PAGES = 20;
+export const HOT_ROWS_PAGES = 20;
 const HOT_ROWS_HELD = 50_000;
+const NO_EVENTS = { first: '-', last: '-' };
 
 export async function rebuildProjection(name: string, deps: ProjectionDeps, options: RebuildOptions = {}): Promise<RebuildResult> {
   return rebuildProjections([name], deps, options);
@@ -241,6 +242,8 @@ class Replay {
   private readonly batchSize: number;
   private readonly startedAt = performance.now();
   private events = 0;
+  /** The last event counted in `events`: a retry replays pages some targets have seen. */
+  private counted: Position = START;
   private head: Position = START;
   private headReadAt = 0;
   /** The secondary index builds, once started. */
@@ -313,24 +316,23 @@ class Replay {
     const projected = new Map(this.targets.map((t) => [t, t.position]));
     const sent = new Map(this.targets.map((t) => [t, t.position]));
     const carried = new Map(this.targets.map((t) => [t, new CarriedRows()]));
-    let writing = null as Promise<void> | null; // set by send()
+    // Assigned in send(), a closure, which TypeScript's narrowing does not see: typed by hand.
+    let writing = null as Promise<void> | null;
     let reading: Promise<Page> | null = null;
     const loader = (await this.deps.knex.client.acquireConnection()) as pg.ClientBase;
     /** Sends the carried changes of `targets` with their checkpoints at `last`, once the write before has committed. */
-    const send = async (targets: readonly Target[], last: Position, events: number) => {
+    const send = async (targets: readonly Target[], last: Position) => {
       const prepared: PreparedChanges[] = [];
       for (const target of targets) {
         const rows = carried.get(target)!;
-        const hot = target.projection.hotRows === true && rows.size <= HOT_ROWS_HELD;
-        const { changes, isStored, events: span } = rows.take(hot);
-        const changed = await this.writer.prepareBulk(loader, target.projection, target.table, changes, [], isStored);
-        prepared.push(span ? { ...changed, firstEventId: span.first, lastEventId: span.last } : changed);
+        const keepAll = target.projection.hotRows === true && rows.size <= HOT_ROWS_HELD;
+        const { changes, isStored, span } = rows.take(keepAll);
+        prepared.push(await this.writer.prepareBulk(loader, target.projection, target.table, changes, span ?? NO_EVENTS, isStored));
         sent.set(target, last);
       }
-      if (writing) await writing; // the previous page is committed before this one is sent
+      if (writing) await writing; // the previous write is committed before this one is sent
       writing = this.savePage(prepared, targets, last).then(() => {
         for (const target of targets) target.position = last;
-        this.events += events;
       });
       writing.catch(() => undefined); // awaited on the next turn or below
     };
@@ -364,17 +366,18 @@ class Replay {
           projected.set(target, last);
         }
         const due = behind.filter((t) => !full || t.projection.hotRows !== true || carried.get(t)!.pagesHeld >= HOT_ROWS_PAGES);
-        if (due.length > 0) await send(due, last, page.length);
-        else this.events += page.length;
+        if (due.length > 0) await send(due, last);
+        this.count(page);
         position = last;
         void this.refreshHead(false).catch(() => undefined);
         this.report('replaying', position);
         if (Number(position.prepare) >= INDEXES_FROM * Number(this.head.prepare)) void this.startIndexes();
         if (!full) break;
       }
-      // Caught up: hot rows still held are written now (after a full page, the next one was empty).
+      // Caught up (after a full page, the next one was empty), or the index build failed: hot
+      // rows still held are written now, so that no resume has to replay them again.
       const held = this.targets.filter((t) => comparePositions(projected.get(t)!, sent.get(t)!) > 0);
-      if (held.length > 0 && !this.indexingFailed) await send(held, position, 0);
+      if (held.length > 0) await send(held, position);
       if (writing) await writing;
     } catch (error) {
       // Let a write in flight settle before a retry reads the committed positions.
@@ -386,7 +389,7 @@ class Replay {
     return position;
   }
 
-  /** One page's changes for every target, with the rebuild checkpoints, in one transaction (page-writer.ts). */
+  /** The changes of `targets` (a page's, or a few pages' for hot rows) with their rebuild checkpoints, in one transaction (page-writer.ts). */
   private async savePage(prepared: readonly PreparedChanges[], targets: readonly Target[], last: Position): Promise<void> {
     this.pageWriter ??= new PageWriter(connectionStringOf(this.deps.knex));
     try {
@@ -557,6 +560,14 @@ class Replay {
     } catch {
       // a progress display must not break the rebuild
     }
+  }
+
+  /** Counts the page's events not counted before. */
+  private count(page: readonly RecordedEvent[]): void {
+    const last = page.at(-1)!.position;
+    if (comparePositions(last, this.counted) <= 0) return;
+    this.events += comparePositions(page[0]!.position, this.counted) > 0 ? page.length : page.filter((e) => comparePositions(e.position, this.counted) > 0).length;
+    this.counted = last;
   }
 
   private throwIfAborted(): void {

@@ -29,6 +29,12 @@ export interface WriteResult {
 /** What a write does to a table. */
 export type RowWrites = Pick<RowChanges, 'upserts' | 'deletes'>;
 
+/** The first and last events (ids) whose changes a write carries, for its error message. */
+export interface EventSpan {
+  readonly first: string;
+  readonly last: string;
+}
+
 /** What writing a projection's rows needs of it: plain data, so changes can go to another thread. */
 export type ProjectionRef = Pick<AnyProjection, 'name' | 'keyColumn'>;
 
@@ -97,6 +103,10 @@ export class TableWriter {
   }
 
   prepare(projection: AnyProjection, table: string, changes: RowWrites, events: readonly ProjectionEvent[]): PreparedChanges {
+    return this.prepareSpan(projection, table, changes, { first: events[0]?.id ?? '-', last: events.at(-1)?.id ?? '-' });
+  }
+
+  private prepareSpan(projection: AnyProjection, table: string, changes: RowWrites, span: EventSpan): PreparedChanges {
     return {
       projection: { name: projection.name, keyColumn: projection.keyColumn },
       table,
@@ -105,8 +115,8 @@ export class TableWriter {
       upsertJson: changes.upserts.length > 0 ? JSON.stringify(changes.upserts) : null,
       copy: null,
       deletes: changes.deletes,
-      firstEventId: events[0]?.id ?? '-',
-      lastEventId: events.at(-1)?.id ?? '-',
+      firstEventId: span.first,
+      lastEventId: span.last,
     };
   }
 
@@ -120,13 +130,13 @@ export class TableWriter {
     projection: AnyProjection,
     table: string,
     changes: RowWrites,
-    events: readonly ProjectionEvent[],
+    span: EventSpan,
     isStored: (key: string) => boolean,
   ): Promise<PreparedChanges> {
     const stored: StoredRow[] = [];
     const fresh: StoredRow[] = [];
     for (const row of changes.upserts) (isStored(keyString(row[projection.keyColumn] as RowKey)) ? stored : fresh).push(row);
-    const prepared = this.prepare(projection, table, { ...changes, upserts: stored }, events);
+    const prepared = this.prepareSpan(projection, table, { ...changes, upserts: stored }, span);
     if (fresh.length === 0) return prepared;
     const columns = await this.columnsOf(client, table);
     return { ...prepared, copy: { columns, text: copyText(columns, fresh) } };

@@ -61,8 +61,8 @@ describe('CarriedRows (the rows a rebuild holds between its writes)', () => {
     rows.change({ upserts: [], deletes: [], applied: 0 }, 'id', page('e1', 'e2'));
     rows.change({ upserts: [row(1, 1)], deletes: [], applied: 1 }, 'id', page('e3', 'e4'));
     expect(rows.pagesHeld).to.equal(2);
-    expect(rows.take(true).events).to.deep.equal({ first: 'e1', last: 'e4' });
+    expect(rows.take(true).span).to.deep.equal({ first: 'e1', last: 'e4' });
     expect(rows.pagesHeld).to.equal(0);
-    expect(rows.take(true)).to.deep.include({ events: null, changes: { upserts: [], deletes: [] } });
+    expect(rows.take(true)).to.deep.include({ span: null, changes: { upserts: [], deletes: [] } });
   });
 });
