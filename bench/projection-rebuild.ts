@@ -151,6 +151,9 @@ function buildLog(target: number): { log: LogBuilder; passes: number; revoked: n
   return { log, passes, revoked };
 }
 
+/** The fields of /proc/PID/stat after the command name (state first: ppid is [1], utime [11]). */
+const stat = (pid: string | number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+
 /**
  * CPU seconds used so far by the server processes serving `database` (Linux /proc; null
  * elsewhere): those running, and those that have ended (the postmaster's children's time: the
@@ -159,7 +162,6 @@ function buildLog(target: number): { log: LogBuilder; passes: number; revoked: n
  * waiting for other processes.
  */
 function serverCpuSeconds(database: string, postmaster: number): number | null {
-  const stat = (pid: string | number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   try {
     const ended = stat(postmaster);
     let ticks = Number(ended[13]) + Number(ended[14]); // cutime + cstime: children ended and reaped
@@ -183,7 +185,7 @@ function serverCpuSeconds(database: string, postmaster: number): number | null {
 async function postmasterPid(knex: Knex): Promise<number | null> {
   const { rows } = await knex.raw<{ rows: Array<{ pid: number }> }>('SELECT pg_backend_pid() AS pid');
   try {
-    return Number(readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+    return Number(stat(rows[0]!.pid)[1]); // ppid
   } catch {
     return null;
   }

@@ -312,9 +312,8 @@ class Replay {
 
   private async replayOnce(): Promise<Position> {
     let position = this.targets.map((t) => t.position).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
-    /** How far each target has been projected, and how far the writes sent so far take it. */
+    /** How far each target has been projected: committed, in the write in flight, or held (hot rows). */
     const projected = new Map(this.targets.map((t) => [t, t.position]));
-    const sent = new Map(this.targets.map((t) => [t, t.position]));
     const carried = new Map(this.targets.map((t) => [t, new CarriedRows()]));
     // Assigned in send(), a closure, which TypeScript's narrowing does not see: typed by hand.
     let writing = null as Promise<void> | null;
@@ -328,7 +327,6 @@ class Replay {
         const keepAll = target.projection.hotRows === true && rows.size <= HOT_ROWS_HELD;
         const { changes, isStored, span } = rows.take(keepAll);
         prepared.push(await this.writer.prepareBulk(loader, target.projection, target.table, changes, span ?? NO_EVENTS, isStored));
-        sent.set(target, last);
       }
       if (writing) await writing; // the previous write is committed before this one is sent
       writing = this.savePage(prepared, targets, last).then(() => {
@@ -354,8 +352,7 @@ class Replay {
         const opened = openGuestDataWith(page, guestKeys && behind.some((t) => t.projection.opensGuestData) ? await guestKeys : null);
         for (const target of behind) {
           const from = projected.get(target)!;
-          // A page is in log order: when its first event is new to the target, every one is.
-          const unseen = comparePositions(page[0]!.position, from) > 0 ? opened : opened.filter((e) => comparePositions(e.position, from) > 0);
+          const unseen = eventsAfter(opened, from);
           const rows = carried.get(target)!;
           const keys = keysOf(target.projection, unseen);
           // The rebuild is the table's only writer: the rows it holds are the rows' latest state.
@@ -376,7 +373,7 @@ class Replay {
       }
       // Caught up (after a full page, the next one was empty), or the index build failed: hot
       // rows still held are written now, so that no resume has to replay them again.
-      const held = this.targets.filter((t) => comparePositions(projected.get(t)!, sent.get(t)!) > 0);
+      const held = this.targets.filter((t) => carried.get(t)!.pagesHeld > 0);
       if (held.length > 0) await send(held, position);
       if (writing) await writing;
     } catch (error) {
@@ -487,7 +484,7 @@ class Replay {
     const moved = new Map<Target, Position>();
     for (const target of behind) {
       const from = positions.get(target)!;
-      await this.writer.write(client, target.projection, target.table, opened.filter((e) => comparePositions(e.position, from) > 0));
+      await this.writer.write(client, target.projection, target.table, eventsAfter(opened, from));
       moved.set(target, last);
     }
     return moved;
@@ -566,11 +563,16 @@ class Replay {
   private count(page: readonly RecordedEvent[]): void {
     const last = page.at(-1)!.position;
     if (comparePositions(last, this.counted) <= 0) return;
-    this.events += comparePositions(page[0]!.position, this.counted) > 0 ? page.length : page.filter((e) => comparePositions(e.position, this.counted) > 0).length;
+    this.events += eventsAfter(page, this.counted).length;
     this.counted = last;
   }
 
   private throwIfAborted(): void {
     if (this.options.signal?.aborted) throw new RebuildStopped();
   }
+}
+
+/** The events of a page after `position`. A page is in log order: when its first event is after it, every one is. */
+function eventsAfter<E extends { readonly position: Position }>(page: readonly E[], position: Position): readonly E[] {
+  return comparePositions(page[0]!.position, position) > 0 ? page : page.filter((e) => comparePositions(e.position, position) > 0);
 }
