@@ -15,6 +15,12 @@ interface CarriedRow {
 }
 
 export class CarriedRows {
+  /**
+   * @param holdUpTo how many rows to keep held between writes: every row while there are no more
+   *   than this (hot rows), otherwise only the rows of the write in flight. 0 for other projections.
+   */
+  constructor(private readonly holdUpTo = 0) {}
+
   private rows = new Map<string, CarriedRow>();
   /** Keys changed since the last take. */
   private readonly dirty = new Set<string>();
@@ -65,10 +71,10 @@ export class CarriedRows {
 
   /**
    * The changes since the last take, to send in the next write, with whether the table holds
-   * each key before that write (COPY for the rows it does not). `keepAll` keeps the unchanged
-   * rows held too (hot rows); otherwise only the rows of this write stay, up to its commit.
+   * each key before that write (COPY for the rows it does not). Within holdUpTo, the unchanged
+   * rows stay held too; otherwise only the rows of this write stay, up to its commit.
    */
-  take(keepAll: boolean): { changes: RowWrites; isStored: (key: string) => boolean; span: EventSpan | null } {
+  take(): { changes: RowWrites; isStored: (key: string) => boolean; span: EventSpan | null } {
     const upserts: StoredRow[] = [];
     const deletes: RowKey[] = [];
     const storedBefore = new Set<string>();
@@ -85,7 +91,7 @@ export class CarriedRows {
     this.dirty.clear();
     this.pages = 0;
     this.span = null;
-    if (!keepAll) this.rows = taken;
+    if (this.rows.size > this.holdUpTo) this.rows = taken;
     return { changes: { upserts, deletes }, isStored: (k) => storedBefore.has(k), span };
   }
 

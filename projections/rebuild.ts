@@ -314,7 +314,7 @@ class Replay {
     let position = this.targets.map((t) => t.position).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
     /** How far each target has been projected: committed, in the write in flight, or held (hot rows). */
     const projected = new Map(this.targets.map((t) => [t, t.position]));
-    const carried = new Map(this.targets.map((t) => [t, new CarriedRows()]));
+    const carried = new Map(this.targets.map((t) => [t, new CarriedRows(t.projection.hotRows === true ? HOT_ROWS_HELD : 0)]));
     // Assigned in send(), a closure, which TypeScript's narrowing does not see: typed by hand.
     let writing = null as Promise<void> | null;
     let reading: Promise<Page> | null = null;
@@ -323,9 +323,7 @@ class Replay {
     const send = async (targets: readonly Target[], last: Position) => {
       const prepared: PreparedChanges[] = [];
       for (const target of targets) {
-        const rows = carried.get(target)!;
-        const keepAll = target.projection.hotRows === true && rows.size <= HOT_ROWS_HELD;
-        const { changes, isStored, span } = rows.take(keepAll);
+        const { changes, isStored, span } = carried.get(target)!.take();
         prepared.push(await this.writer.prepareBulk(loader, target.projection, target.table, changes, span ?? NO_EVENTS, isStored));
       }
       if (writing) await writing; // the previous write is committed before this one is sent
