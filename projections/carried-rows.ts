@@ -28,10 +28,6 @@ export class CarriedRows {
   private pages = 0;
   private span: EventSpan | null = null;
 
-  get size(): number {
-    return this.rows.size;
-  }
-
   get pagesHeld(): number {
     return this.pages;
   }

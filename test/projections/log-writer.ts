@@ -144,7 +144,6 @@ export function publicIdOf(passId: number): string {
   return `gst_${passId.toString(16).padStart(32, '0')}`;
 }
 
-/** Resolves once every named projection's checkpoint has reached `position`. */
 /**
  * The whole log once every event the writer appended can be read: readers see no event written
  * after the oldest transaction still running anywhere on the server (another test's, say) began.
@@ -159,6 +158,7 @@ export async function visibleLog(db: Pick<TestDb, 'store' | 'log'>, timeoutMs = 
   }
 }
 
+/** Resolves once every named projection's checkpoint has reached `position`. */
 export async function waitForCheckpoints(knex: Knex, position: Position, timeoutMs = 20_000, names?: readonly string[]): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
