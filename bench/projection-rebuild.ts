@@ -142,6 +142,7 @@ function buildLog(target: number): { log: LogBuilder; passes: number; revoked: n
           validUntil: '2025-03-20T23:59:59.999Z',
           qrHash,
           guest: sealed,
+          passLinkHash: null,
         },
       });
       live.push({ passId: id, orgId, facilityId, stream, publicId: publicIds[i]!, qrHash });

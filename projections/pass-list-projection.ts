@@ -13,8 +13,9 @@ type TimestampColumn = 'valid_from' | 'valid_until' | 'created_at';
 
 export const passListProjection: Projection<WrittenPassListRow> = {
   name: READ_MODELS.passList,
-  version: 1,
-  handles: ['PassCreated', 'PassRevoked', 'PassCheckedIn'],
+  // 2: PassRegistered and PassCheckedOut move the status on; the batch index serves the pass page.
+  version: 2,
+  handles: ['PassCreated', 'PassRevoked', 'PassRegistered', 'PassCheckedIn', 'PassCheckedOut'],
   keyColumn: 'pass_id',
   opensGuestData: true,
 
@@ -22,7 +23,9 @@ export const passListProjection: Projection<WrittenPassListRow> = {
     switch (event.type) {
       case 'PassCreated':
       case 'PassRevoked':
+      case 'PassRegistered':
       case 'PassCheckedIn':
+      case 'PassCheckedOut':
         return event.data.passId;
       default:
         return null;
@@ -60,6 +63,12 @@ export const passListProjection: Projection<WrittenPassListRow> = {
       case 'PassRevoked':
         if (!row || row.status === 'cancelled') return undefined;
         return { ...row, status: 'cancelled' };
+      case 'PassRegistered':
+        if (!row || row.status !== 'expected') return undefined;
+        return { ...row, status: 'registered' };
+      case 'PassCheckedOut':
+        if (!row || row.status !== 'checked_in') return undefined;
+        return { ...row, status: 'checked_out' };
       case 'PassCheckedIn':
         // The door path checks in only an active pass; a late or repeated event changes nothing.
         if (!row || (row.status !== 'expected' && row.status !== 'registered')) return undefined;
@@ -101,6 +110,8 @@ export const passListProjection: Projection<WrittenPassListRow> = {
     // Keyset pagination, newest first with the id as tie-breaker: organization-wide and per creator.
     { suffix: 'org_created_idx', on: '(org_id, created_at DESC, pass_id DESC)' },
     { suffix: 'org_creator_created_idx', on: '(org_id, created_by, created_at DESC, pass_id DESC)' },
+    // The passes of one batch, in creation order: the pass page.
+    { suffix: 'batch_idx', on: '(batch_id, pass_id)' },
     // Substring search (ILIKE '%term%') on names, email and phone; pg_trgm comes from migration 003.
     { suffix: 'search_trgm_idx', on: 'USING gin (search_text gin_trgm_ops)' },
   ],

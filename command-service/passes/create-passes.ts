@@ -37,6 +37,8 @@ export interface CreatePassesResult {
   /** In creation order. */
   readonly passes: readonly IssuedPass[];
   readonly batchId: string;
+  /** The batch's pass page token (`/p/{token}`): returned and sent to the guest, stored only sealed and hashed. */
+  readonly passLinkToken: string;
   readonly position: Position;
 }
 
@@ -48,6 +50,11 @@ function newPublicId(): string {
 /** 256 random bits: unguessable, and short enough for a QR code. */
 function newQrValue(): string {
   return randomBytes(32).toString('base64url');
+}
+
+/** 192 random bits: the pass page's capability, distinct from every QR value. */
+function newPassLinkToken(): string {
+  return randomBytes(24).toString('base64url');
 }
 
 function sha256Hex(value: string): string {
@@ -101,6 +108,7 @@ export async function createPasses(
   }
 
   const issued: IssuedPass[] = passIds.map((passId) => ({ passId, publicId: newPublicId(), qrValue: newQrValue() }));
+  const passLinkToken = newPassLinkToken();
   const guest: GuestDetails = {
     firstName: request.firstName,
     lastName: request.lastName,
@@ -111,6 +119,7 @@ export async function createPasses(
     notes: request.notes,
     invitedBy: request.invitedBy,
     qrValues: Object.fromEntries(issued.map((p) => [p.publicId, p.qrValue])),
+    passLinkToken,
   };
 
   let result: HandleResult<GuestInvitesEvent>;
@@ -130,6 +139,7 @@ export async function createPasses(
       validUntil: request.validUntil,
       qrHash: sha256Hex(p.qrValue),
       guest: sealed,
+      passLinkHash: sha256Hex(passLinkToken),
     }));
     result = await deps.handler.handle(stream, guestInvitesDecider, { type: 'CreatePasses', data: { limit, passes } }, ctx);
   } catch (error) {
@@ -140,5 +150,5 @@ export async function createPasses(
   }
 
   await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.passList, READ_MODELS.organizations, READ_MODELS.inviteAllowanceUsage]);
-  return { passes: issued, batchId, position: result.position };
+  return { passes: issued, batchId, passLinkToken, position: result.position };
 }

@@ -27,6 +27,23 @@ export type PassCheckedIn = {
   };
 };
 
+/** An exit reader's granted scan of a checked-in pass: the guest left, and the pass opens no entry door again. */
+export type PassCheckedOut = {
+  type: 'PassCheckedOut';
+  data: {
+    passId: number;
+    publicId: string;
+    orgId: number;
+    facilityId: number;
+    /** The access event (scan at an exit reader) that checked the guest out. */
+    accessId: string;
+    controllerId: string;
+    door: string;
+    /** The scan's time on the controller, ISO 8601 UTC. */
+    checkedOutAt: string;
+  };
+};
+
 export type DoorAccessRecorded = {
   type: 'DoorAccessRecorded';
   data: {
@@ -49,7 +66,7 @@ export type DoorAccessRecorded = {
   };
 };
 
-export type DoorDomainEvent = PassCheckedIn | DoorAccessRecorded;
+export type DoorDomainEvent = PassCheckedIn | PassCheckedOut | DoorAccessRecorded;
 export type DoorDomainEventType = DoorDomainEvent['type'];
 
 // ---------------------------------------------------------------------------------------------
@@ -78,6 +95,19 @@ export const doorEventCatalogue: { readonly [T in DoorDomainEventType]: { readon
       controllerId: CONTROLLER_ID,
       door: DOOR,
       checkedInAt: TIME,
+    },
+  },
+  PassCheckedOut: {
+    version: 1,
+    properties: {
+      passId: ID,
+      publicId: PUBLIC_ID,
+      orgId: ID,
+      facilityId: ID,
+      accessId: UUID,
+      controllerId: CONTROLLER_ID,
+      door: DOOR,
+      checkedOutAt: TIME,
     },
   },
   DoorAccessRecorded: {

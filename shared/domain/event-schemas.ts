@@ -6,6 +6,7 @@
 // add `upcasters[oldVersion]` turning old data into the new shape, and write a test. Events in
 // the log are never rewritten.
 import { doorEventCatalogue } from './door-events.js';
+import { deliveryEventCatalogue } from './delivery-events.js';
 import { OAUTH_EVENT_SCHEMAS, type OAuthEventType } from '../oauth/oauth-events.js';
 import { Ajv2020, type AnySchemaObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -62,6 +63,22 @@ const sealedSchema = objectSchema({
   ciphertext: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,65536}$' },
   tag: { type: 'string', pattern: '^[A-Za-z0-9_-]{22}$' }, // 16 bytes
 } satisfies PropertiesOf<Sealed>);
+
+const PASS_CREATED_V1 = objectSchema({
+  passId: ID,
+  publicId: PUBLIC_ID,
+  orgId: ID,
+  facilityId: ID,
+  createdBy: ID,
+  batchId: { type: 'string', format: 'uuid' },
+  batchSize: { type: 'integer', minimum: 1, maximum: MAX_PASSES_PER_BATCH },
+  arrivalDate: { type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+  arrivalTime: nullable({ type: 'string', pattern: '^([01]\\d|2[0-3]):[0-5]\\d$' }),
+  validFrom: { type: 'string', format: 'date-time' },
+  validUntil: { type: 'string', format: 'date-time' },
+  qrHash: SHA256,
+  guest: sealedSchema,
+});
 
 const facilityRef = { facilityId: ID, orgId: ID };
 const roleChange = { userId: ID, orgId: ID, role: { type: 'string', enum: [...ROLES] } };
@@ -126,7 +143,7 @@ const coreCatalogue: { readonly [T in CoreEventType]: EventTypeSchemas<T> } = {
   },
   ApiKeyRevoked: { version: 1, properties: { keyId: KEY_ID, orgId: ID } },
   PassCreated: {
-    version: 1,
+    version: 2,
     properties: {
       passId: ID,
       publicId: PUBLIC_ID,
@@ -142,6 +159,22 @@ const coreCatalogue: { readonly [T in CoreEventType]: EventTypeSchemas<T> } = {
       qrHash: SHA256,
       // Names, contact details and QR values only sealed: erasable by destroying the key.
       guest: sealedSchema,
+      passLinkHash: nullable(SHA256),
+    },
+    // Version 1 had no pass page: its batches have no link.
+    previous: { 1: PASS_CREATED_V1 },
+    upcasters: { 1: (data) => ({ ...(data as object), passLinkHash: null }) },
+  },
+  PassRegistered: {
+    version: 1,
+    properties: {
+      passId: ID,
+      publicId: PUBLIC_ID,
+      orgId: ID,
+      facilityId: ID,
+      batchId: { type: 'string', format: 'uuid' },
+      registration: sealedSchema,
+      termsAccepted: { type: 'boolean' },
     },
   },
   PassRevoked: {
@@ -149,6 +182,7 @@ const coreCatalogue: { readonly [T in CoreEventType]: EventTypeSchemas<T> } = {
     properties: { passId: ID, publicId: PUBLIC_ID, orgId: ID, facilityId: ID, qrHash: SHA256 },
   },
   ...doorEventCatalogue,
+  ...deliveryEventCatalogue,
 };
 
 /** Every event type with its current data schema, older schemas and upcasters. */

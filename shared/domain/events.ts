@@ -47,6 +47,19 @@ export interface GuestDetails {
   readonly invitedBy: string | null;
   /** QR value of each pass of the batch, by pass public id: bearer credentials, so sealed too. */
   readonly qrValues: Readonly<Record<string, string>>;
+  /**
+   * The token of the batch's pass page (`/p/{token}`), for the delivery reactor to send; the log
+   * and the read models keep only its SHA-256 (PassCreated's passLinkHash). Absent from batches
+   * created before the pass page existed.
+   */
+  readonly passLinkToken?: string;
+}
+
+/** What a guest confirmed on the pass page, sealed under the batch's key like the rest of its data. */
+export interface GuestRegistration {
+  /** The name as on the guest's ID. */
+  readonly nameOnId: string;
+  readonly vehicleNumber: string | null;
 }
 
 export type OrganizationCreated = {
@@ -143,6 +156,23 @@ export type PassCreated = {
     qrHash: string;
     /** Guest details and QR values, sealed with the batch's subject key. */
     guest: Sealed;
+    /** SHA-256 (hex) of the batch's pass page token; null for batches from before the pass page (schema v1). */
+    passLinkHash: string | null;
+  };
+};
+/** The guest confirmed the visit on the pass page: an `expected` pass becomes `registered`. */
+export type PassRegistered = {
+  type: 'PassRegistered';
+  data: {
+    passId: number;
+    publicId: string;
+    orgId: number;
+    facilityId: number;
+    batchId: string;
+    /** GuestRegistration, sealed with the batch's subject key. */
+    registration: Sealed;
+    /** The facility's visitor terms were accepted (false when the facility has none). */
+    termsAccepted: boolean;
   };
 };
 export type PassRevoked = {
@@ -151,9 +181,10 @@ export type PassRevoked = {
   data: { passId: number; publicId: string; orgId: number; facilityId: number; qrHash: string };
 };
 
-import type { DoorAccessRecorded, PassCheckedIn } from './door-events.js';
+import type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut } from './door-events.js';
+import type { PassDeliveryFailed, PassDeliverySucceeded } from './delivery-events.js';
 import type { OAuthEvent } from '../oauth/oauth-events.js';
-export type { DoorAccessRecorded, PassCheckedIn, OAuthEvent };
+export type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut, PassDeliveryFailed, PassDeliverySucceeded, OAuthEvent };
 
 export type DomainEvent =
   | OrganizationCreated
@@ -173,8 +204,12 @@ export type DomainEvent =
   | ApiKeyRevoked
   | PassCreated
   | PassRevoked
+  | PassRegistered
   | PassCheckedIn
+  | PassCheckedOut
   | DoorAccessRecorded
+  | PassDeliverySucceeded
+  | PassDeliveryFailed
   | OAuthEvent;
 
 export type DomainEventType = DomainEvent['type'];
@@ -192,6 +227,8 @@ export const streams = {
    * and the home of those passes' lifecycle events.
    */
   guestInvites: (userId: number, month: string) => `guest-invites-${userId}-${month}`,
+  /** One batch's delivery outcomes (email, SMS): pass-delivery-decider.ts. */
+  passDelivery: (batchId: string) => `pass-delivery-${batchId}`,
   /** Scans that matched no pass (unknown QR), per facility and UTC day. */
   doorAccessLog: (facilityId: number, day: string) => `door-access-${facilityId}-${day}`,
 } as const;

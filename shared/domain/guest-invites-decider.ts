@@ -4,14 +4,25 @@
 // same stream holds the lifecycle of those passes (revocation), so a pass's state and the
 // allowance it consumed are never out of step. Revoked passes still count toward the month.
 import type { Decider } from './decider.js';
-import { ACTIVE_PASS_STATUSES, type PassCheckedIn, type PassCreated, type PassRevoked, type PassStatus } from './events.js';
-import type { DoorAccessRecorded } from './door-events.js';
+import {
+  ACTIVE_PASS_STATUSES,
+  type PassCheckedIn,
+  type PassCreated,
+  type PassRegistered,
+  type PassRevoked,
+  type PassStatus,
+  type Sealed,
+} from './events.js';
+import type { DoorAccessRecorded, PassCheckedOut } from './door-events.js';
 import { ConflictError, NotFoundError, QuotaExceededError, ValidationError } from '../errors.js';
 
 export const MAX_PASSES_PER_BATCH = 10;
 
-/** PassCreated and PassRevoked are decided here; the door path's events share the stream (pass-check-in.ts). */
-export type GuestInvitesEvent = PassCreated | PassRevoked | PassCheckedIn | DoorAccessRecorded;
+/**
+ * PassCreated, PassRevoked and PassRegistered are decided here; the door path's events share the
+ * stream (pass-check-in.ts).
+ */
+export type GuestInvitesEvent = PassCreated | PassRevoked | PassRegistered | PassCheckedIn | PassCheckedOut | DoorAccessRecorded;
 
 export type GuestInvitesCommand =
   | {
@@ -30,6 +41,17 @@ export type GuestInvitesCommand =
         /** When given, the pass must belong to this organization (else 404). */
         orgId?: number;
       };
+    }
+  | {
+      /** The guest confirmed the visit on the batch's pass page. */
+      type: 'RegisterGuest';
+      data: {
+        batchId: string;
+        /** GuestRegistration sealed under the batch's key by the caller. */
+        registration: Sealed;
+        termsAccepted: boolean;
+        now: string;
+      };
     };
 
 export interface InvitedPass {
@@ -38,6 +60,9 @@ export interface InvitedPass {
   readonly facilityId: number;
   readonly orgId: number;
   readonly qrHash: string;
+  readonly batchId: string;
+  /** ISO 8601 UTC: the end of the pass's window. */
+  readonly validUntil: string;
 }
 
 export interface GuestInvitesState {
@@ -138,23 +163,53 @@ function decideRevokePass(
   ];
 }
 
+/**
+ * Moves the batch's `expected` passes to `registered`. Idempotent: a batch already registered
+ * records nothing. Refused (409) when no pass of the batch is active and within its window.
+ */
+function decideRegisterGuest(
+  { batchId, registration, termsAccepted, now }: Extract<GuestInvitesCommand, { type: 'RegisterGuest' }>['data'],
+  state: GuestInvitesState,
+): PassRegistered[] {
+  const batch = [...state.passes.entries()].filter(([, p]) => p.batchId === batchId);
+  if (batch.length === 0) throw new NotFoundError('pass not found');
+  const open = batch.filter(([, p]) => ACTIVE_PASS_STATUSES.includes(p.status) && p.validUntil > now);
+  if (open.length === 0) throw new ConflictError('the passes of this invitation are no longer active');
+  return open
+    .filter(([, p]) => p.status === 'expected')
+    .map(([publicId, p]) => ({
+      type: 'PassRegistered',
+      data: { passId: p.passId, publicId, orgId: p.orgId, facilityId: p.facilityId, batchId, registration, termsAccepted },
+    }));
+}
+
 export const guestInvitesDecider: Decider<GuestInvitesCommand, GuestInvitesEvent, GuestInvitesState> = {
   initialState: () => ({ used: 0, passes: PassIndex.empty }),
 
   evolve(state, event) {
     switch (event.type) {
       case 'PassCreated': {
-        const { publicId, passId, facilityId, orgId, qrHash } = event.data;
+        const { publicId, passId, facilityId, orgId, qrHash, batchId, validUntil } = event.data;
         return {
           used: state.used + 1,
-          // A new pass is `expected` (issue 2); nothing yet moves it on to `registered`.
-          passes: state.passes.set(publicId, { passId, status: 'expected', facilityId, orgId, qrHash }),
+          // A new pass is `expected`; the guest's confirmation on the pass page makes it `registered`.
+          passes: state.passes.set(publicId, { passId, status: 'expected', facilityId, orgId, qrHash, batchId, validUntil }),
         };
       }
       case 'PassRevoked': {
         const pass = state.passes.get(event.data.publicId);
         if (!pass) return state;
         return { ...state, passes: state.passes.set(event.data.publicId, { ...pass, status: 'cancelled' }) };
+      }
+      case 'PassRegistered': {
+        const pass = state.passes.get(event.data.publicId);
+        if (!pass || pass.status !== 'expected') return state;
+        return { ...state, passes: state.passes.set(event.data.publicId, { ...pass, status: 'registered' }) };
+      }
+      case 'PassCheckedOut': {
+        const pass = state.passes.get(event.data.publicId);
+        if (!pass || pass.status !== 'checked_in') return state;
+        return { ...state, passes: state.passes.set(event.data.publicId, { ...pass, status: 'checked_out' }) };
       }
       case 'PassCheckedIn': {
         // The first granted entry: the pass is no longer active, so revoking it is a 409.
@@ -174,6 +229,8 @@ export const guestInvitesDecider: Decider<GuestInvitesCommand, GuestInvitesEvent
         return decideCreatePasses(command.data, state);
       case 'RevokePass':
         return decideRevokePass(command.data, state);
+      case 'RegisterGuest':
+        return decideRegisterGuest(command.data, state);
     }
   },
 };

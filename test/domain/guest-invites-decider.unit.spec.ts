@@ -108,7 +108,15 @@ describe('guest invites decider', () => {
   });
 
   describe('PassIndex', () => {
-    const entry = (passId: number) => ({ passId, status: 'expected' as const, facilityId: 1, orgId: 1, qrHash: 'h' });
+    const entry = (passId: number) => ({
+      passId,
+      status: 'expected' as const,
+      facilityId: 1,
+      orgId: 1,
+      qrHash: 'h',
+      batchId: 'b',
+      validUntil: '2026-03-01T23:59:59.999Z',
+    });
 
     it('is persistent: an update leaves the previous index as it was', () => {
       const a = PassIndex.empty.set('x', entry(1));

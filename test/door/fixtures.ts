@@ -58,6 +58,7 @@ export function passCreated(p: TestPass, createdBy = 1): PassCreated {
         ciphertext: randomBytes(32).toString('base64url'),
         tag: randomBytes(16).toString('base64url'),
       },
+      passLinkHash: null,
     },
   };
 }

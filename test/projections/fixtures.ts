@@ -112,6 +112,7 @@ export function passCreated(
       validUntil: '2025-03-02T23:59:59.999Z',
       qrHash: `hash-${passId}`,
       guest: options.guest === undefined ? guest() : options.guest,
+      passLinkHash: null,
     },
   };
 }

@@ -127,6 +127,7 @@ export class LogWriter {
           validUntil: '2025-03-20T23:59:59.999Z',
           qrHash: sha256(qr[publicIdOf(passId)]!),
           guest: sealed,
+          passLinkHash: null,
         },
       })),
     );

@@ -52,6 +52,7 @@ export function passData(n: number, overrides: Partial<PassCreated['data']> = {}
     validUntil: '2026-03-01T23:59:59.999Z',
     qrHash: sha256(qr),
     guest: sealedGuest(n, qr),
+    passLinkHash: null,
     ...overrides,
   };
 }
@@ -114,6 +115,53 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
       controllerId: 'ctrl-1',
       door: 'main',
       checkedInAt: '2026-12-01T09:00:00.000Z',
+    },
+  },
+  PassRegistered: {
+    type: 'PassRegistered',
+    data: {
+      passId: 1,
+      publicId: publicId(1),
+      orgId: 1,
+      facilityId: 10,
+      batchId: '6f1c8a9e-2b7d-4c1e-9f3a-5d8e7b6a4c21',
+      registration: sealedGuest(1, 'qr-1'),
+      termsAccepted: false,
+    },
+  },
+  PassCheckedOut: {
+    type: 'PassCheckedOut',
+    data: {
+      passId: 1,
+      publicId: publicId(1),
+      orgId: 1,
+      facilityId: 10,
+      accessId: '1c9d7a52-8c0e-4f57-9d0b-51b0c3e2f1a4',
+      controllerId: 'ctrl-2',
+      door: 'exit',
+      checkedOutAt: '2026-12-01T17:00:00.000Z',
+    },
+  },
+  PassDeliverySucceeded: {
+    type: 'PassDeliverySucceeded',
+    data: {
+      batchId: '6f1c8a9e-2b7d-4c1e-9f3a-5d8e7b6a4c21',
+      orgId: 1,
+      channel: 'email',
+      attempt: 1,
+      messageId: '<pass-6f1c8a9e-2b7d-4c1e-9f3a-5d8e7b6a4c21@guestpass.invalid>',
+      providerMessageId: '250 OK queued',
+    },
+  },
+  PassDeliveryFailed: {
+    type: 'PassDeliveryFailed',
+    data: {
+      batchId: '6f1c8a9e-2b7d-4c1e-9f3a-5d8e7b6a4c21',
+      orgId: 1,
+      channel: 'sms',
+      attempt: 2,
+      errorClass: 'provider_unavailable',
+      final: false,
     },
   },
   DoorAccessRecorded: {
