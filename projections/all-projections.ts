@@ -1,6 +1,7 @@
 // Every read-model projection the runner keeps, in the order status lists them.
 import type { AnyProjection } from './projection.js';
 import { passListProjection } from './pass-list-projection.js';
+import { passBatchesProjection } from './pass-batches-projection.js';
 import { facilitiesProjection } from './facilities-projection.js';
 import { organizationsProjection } from './organizations-projection.js';
 import { usersProjection } from './users-projection.js';
@@ -13,6 +14,7 @@ import { signInCredentialsProjection } from './sign-in-credentials-projection.js
 
 export const ALL_PROJECTIONS: readonly AnyProjection[] = [
   passListProjection,
+  passBatchesProjection,
   facilitiesProjection,
   organizationsProjection,
   usersProjection,

@@ -31,7 +31,33 @@ export interface Config {
   readonly oauthKeyEncryptionKey: Buffer | null;
   /** FEDERATED_ISSUER and friends: an upstream OpenID Provider for federated sign-in; null = none. */
   readonly federation: FederationConfig | null;
+  /** SMTP_URL and MAIL_FROM: pass emails; null = written to the outbox folder. */
+  readonly mail: MailConfig | null;
+  /** SMS_PROVIDER, SMS_URL and friends: pass SMS; null = written to the outbox folder. */
+  readonly sms: SmsConfig | null;
+  /** How long a pass create waits for its email and SMS to be accepted before answering. */
+  readonly deliveryWaitMs: number;
 }
+
+export interface MailConfig {
+  /** `smtp://user:pass@host:587` (STARTTLS when offered) or `smtps://` (implicit TLS). */
+  readonly smtpUrl: string;
+  /** MAIL_FROM; null = `Guest Pass <no-reply@{host of PUBLIC_BASE_URL}>`. */
+  readonly from: string | null;
+}
+
+export type SmsConfig =
+  | { readonly provider: 'webhook'; readonly url: string; readonly authToken: string | null }
+  | {
+      readonly provider: 'twilio';
+      /** SMS_URL, else Twilio's API base. */
+      readonly baseUrl: string;
+      readonly accountSid: string;
+      readonly authToken: string;
+      readonly from: string;
+    };
+
+export const TWILIO_API_BASE = 'https://api.twilio.com';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -105,6 +131,36 @@ function federation(env: Env): FederationConfig | null {
   };
 }
 
+function mail(env: Env): MailConfig | null {
+  const smtpUrl = optionalUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']);
+  const from = env.MAIL_FROM?.trim() || null;
+  if (!smtpUrl) {
+    if (from) throw new ConfigError('MAIL_FROM is set without SMTP_URL');
+    return null;
+  }
+  // A header value: a line break would let it write headers of its own.
+  if (from && /[\r\n]/.test(from)) throw new ConfigError('MAIL_FROM must be one line');
+  return { smtpUrl, from };
+}
+
+function sms(env: Env): SmsConfig | null {
+  const provider = env.SMS_PROVIDER?.trim() || 'webhook';
+  const url = optionalUrl(env, 'SMS_URL', ['http:', 'https:']);
+  if (provider === 'twilio') {
+    const accountSid = env.TWILIO_ACCOUNT_SID?.trim();
+    const authToken = env.TWILIO_AUTH_TOKEN?.trim();
+    const from = env.SMS_FROM?.trim();
+    if (!accountSid || !authToken || !from) {
+      throw new ConfigError('SMS_PROVIDER=twilio needs TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and SMS_FROM');
+    }
+    if (!/^[A-Za-z0-9]{2,64}$/.test(accountSid)) throw new ConfigError('TWILIO_ACCOUNT_SID must be letters and digits');
+    return { provider, baseUrl: (url ?? TWILIO_API_BASE).replace(/\/+$/, ''), accountSid, authToken, from };
+  }
+  if (provider !== 'webhook') throw new ConfigError('SMS_PROVIDER must be webhook or twilio');
+  if (!url) return null;
+  return { provider, url, authToken: env.SMS_AUTH_TOKEN?.trim() || null };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const publicBaseUrl = optionalUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
   return {
@@ -123,5 +179,8 @@ export function loadConfig(env: Env = process.env): Config {
     pageCursorSecret: secret(env, 'PAGE_CURSOR_SECRET'),
     oauthKeyEncryptionKey: keyEncryptionKey(env),
     federation: federation(env),
+    mail: mail(env),
+    sms: sms(env),
+    deliveryWaitMs: integer(env, 'DELIVERY_WAIT_MS', 5000, 0, 60_000),
   };
 }

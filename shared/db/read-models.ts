@@ -26,6 +26,28 @@ export interface PassListRow {
   search_text: string;
 }
 
+export type DeliveryStatus = 'pending' | 'sent' | 'failed';
+
+export interface PassBatchRow {
+  batch_id: string; // PK
+  link_hash: string | null; // unique: SHA-256 hex of the pass page token; null before the pass page existed
+  org_id: number;
+  facility_id: number;
+  created_by: number;
+  batch_size: number;
+  /** Where the batch's first PassCreated (and its sealed guest data) is in the log. */
+  stream_name: string;
+  stream_revision: number;
+  arrival_date: string;
+  arrival_time: string | null;
+  valid_from: Date;
+  valid_until: Date;
+  created_at: Date;
+  /** null when the guest gave no address (or the batch predates delivery). */
+  email_delivery: DeliveryStatus | null;
+  sms_delivery: DeliveryStatus | null;
+}
+
 export interface FacilityRow {
   facility_id: number; // PK
   org_id: number;
@@ -114,6 +136,7 @@ export interface SignInCredentialRow {
 
 export const READ_MODELS = {
   passList: 'pass_list',
+  passBatches: 'pass_batches',
   facilities: 'facilities',
   organizations: 'organizations',
   users: 'users',
