@@ -1,8 +1,10 @@
 // `npx guestpass door simulate|scan`: software door controllers for demos, tests and benchmarks.
 //
-//   door simulate --facility ID [--controllers N]   runs N controllers until Ctrl-C
-//   door scan --facility ID --qr VALUE [--controller ID] [--door NAME]
+//   door simulate --facility ID [--controllers N] [--exit]
+//                                                    runs N controllers (exit readers with --exit) until Ctrl-C
+//   door scan --facility ID --qr VALUE [--controller ID] [--door NAME] [--exit]
 //                                                    asks a running simulated controller to scan
+//                                                    (at its exit reader with --exit: checks a checked-in guest out)
 //
 // The broker is MQTT_URL, else the embedded one a running `npm start` recorded in the data folder.
 // `scan` hashes the QR value here: only its SHA-256 travels over MQTT, as with real readers.
@@ -17,6 +19,7 @@ import {
   parseJson,
   sha256Hex,
   topics,
+  type AccessDirection,
   type DenialReason,
   type ScanReply,
   type ScanRequest,
@@ -36,8 +39,8 @@ export class DoorCliError extends Error {
 }
 
 export const DOOR_USAGE = `usage:
-  guestpass door simulate --facility ID [--controllers N] [--json]
-  guestpass door scan --facility ID --qr VALUE [--controller ID] [--door NAME] [--json]`;
+  guestpass door simulate --facility ID [--controllers N] [--exit] [--json]
+  guestpass door scan --facility ID --qr VALUE [--controller ID] [--door NAME] [--exit] [--json]`;
 
 /** The broker controllers and the CLI talk to: MQTT_URL, else the embedded broker of a running server. */
 export async function resolveMqttUrl(config: Pick<Config, 'mqttUrl' | 'dataDir'>): Promise<string> {
@@ -52,8 +55,14 @@ export interface Simulation {
   stop(): Promise<void>;
 }
 
-/** Starts `count` simulated controllers (`cli-{facility}-{n}`) for a facility. */
-export async function simulateDoors(options: { url: string; facilityId: number; count: number; timeoutMs?: number }): Promise<Simulation> {
+/** Starts `count` simulated controllers (`cli-{facility}-{n}`) for a facility; exit readers with `direction: 'exit'`. */
+export async function simulateDoors(options: {
+  url: string;
+  facilityId: number;
+  count: number;
+  direction?: AccessDirection;
+  timeoutMs?: number;
+}): Promise<Simulation> {
   const controllers: ControllerSimulator[] = [];
   try {
     for (let i = 1; i <= options.count; i++) {
@@ -61,6 +70,7 @@ export async function simulateDoors(options: { url: string; facilityId: number; 
         url: options.url,
         facilityId: options.facilityId,
         controllerId: `cli-${options.facilityId}-${i}`,
+        ...(options.direction ? { direction: options.direction } : {}),
         // Clean sessions: a simulator's memory ends with its process, so no session should outlive it.
         clean: true,
       });
@@ -80,11 +90,14 @@ export interface ScanResult {
   readonly controllerId: string;
   readonly credentialId: string | null;
   readonly accessId: string;
+  /** The reader's direction the controller reported the scan with. */
+  readonly direction: AccessDirection;
 }
 
 /**
  * Asks a simulated controller of the facility to scan a QR value. Without `controllerId`, picks
- * an online simulator from the retained statuses (sorted by id).
+ * an online simulator from the retained statuses (sorted by id). `direction: 'exit'` scans at
+ * its exit reader; without it the controller scans as what it is (an entry reader by default).
  */
 export async function scanAtDoor(options: {
   url: string;
@@ -92,6 +105,7 @@ export async function scanAtDoor(options: {
   qrValue: string;
   controllerId?: string;
   door?: string;
+  direction?: AccessDirection;
   timeoutMs?: number;
 }): Promise<ScanResult> {
   const timeoutMs = options.timeoutMs ?? 5000;
@@ -119,10 +133,25 @@ export async function scanAtDoor(options: {
     });
     reply.catch(() => undefined);
     await subscribe(client, [replyTopic]);
-    const request: ScanRequest = { v: 1, request_id: requestId, qr_sha256: sha256Hex(options.qrValue), door: options.door ?? 'main', reply_to: replyTopic };
+    const request: ScanRequest = {
+      v: 1,
+      request_id: requestId,
+      qr_sha256: sha256Hex(options.qrValue),
+      door: options.door ?? 'main',
+      ...(options.direction ? { direction: options.direction } : {}),
+      reply_to: replyTopic,
+    };
     await publish(client, topics.simulatorScan(options.facilityId, controllerId), JSON.stringify(request), false);
     const answer = await reply;
-    return { result: answer.result, reason: answer.reason, controllerId: answer.controller_id, credentialId: answer.credential_id, accessId: answer.access_id };
+    return {
+      result: answer.result,
+      reason: answer.reason,
+      controllerId: answer.controller_id,
+      credentialId: answer.credential_id,
+      accessId: answer.access_id,
+      // A simulator from before exit readers scanned at its (entry) reader whatever was asked.
+      direction: answer.direction === 'exit' ? 'exit' : 'entry',
+    };
   } finally {
     await endLink(client, 500);
   }
@@ -144,7 +173,12 @@ async function findSimulator(client: MqttClient, facilityId: number): Promise<st
 }
 
 function describeScan(r: ScanResult): string {
-  return r.result === 'granted' ? `granted (controller ${r.controllerId})` : `denied: ${r.reason} (controller ${r.controllerId})`;
+  const where = r.direction === 'exit' ? `exit reader, controller ${r.controllerId}` : `controller ${r.controllerId}`;
+  return r.result === 'granted' ? `granted (${where})` : `denied: ${r.reason} (${where})`;
+}
+
+function flag(values: object, name: string): boolean {
+  return (values as Record<string, unknown>)[name] === true;
 }
 
 function untilSignal(): Promise<void> {
@@ -166,21 +200,25 @@ export async function doorCommand(args: string[], config: Pick<Config, 'mqttUrl'
   const json = args.includes('--json');
   try {
     if (sub === 'simulate') {
-      const { values, positionals } = parse(rest, { facility: { type: 'string' }, controllers: { type: 'string' } });
+      const { values, positionals } = parse(rest, { facility: { type: 'string' }, controllers: { type: 'string' }, exit: { type: 'boolean' } });
       noPositionals(positionals);
       const facilityId = integerArg(required(values, 'facility'), '--facility');
       const count = integerArg(optional(values, 'controllers') ?? '1', '--controllers');
       if (count > 100) throw new UsageError('--controllers must be at most 100');
       const url = await resolveMqttUrl(config);
-      const simulation = await simulateDoors({ url, facilityId, count });
+      const direction: AccessDirection = flag(values, 'exit') ? 'exit' : 'entry';
+      const simulation = await simulateDoors({ url, facilityId, count, direction });
       const ids = simulation.controllers.map((c) => c.controllerId);
-      if (values.json) io.out(JSON.stringify({ facility_id: facilityId, controllers: ids, mqtt_url: redact(url) }));
+      if (values.json) io.out(JSON.stringify({ facility_id: facilityId, controllers: ids, direction, mqtt_url: redact(url) }));
       else {
-        io.out(`simulating ${count} controller(s) for facility ${facilityId} on ${redact(url)}: ${ids.join(', ')}`);
+        const kind = direction === 'exit' ? 'exit reader controller(s)' : 'controller(s)';
+        io.out(`simulating ${count} ${kind} for facility ${facilityId} on ${redact(url)}: ${ids.join(', ')}`);
         io.out('scan with: guestpass door scan --facility ' + facilityId + ' --qr VALUE   (Ctrl-C to stop)');
         for (const c of simulation.controllers) {
           c.on('synced', (e: { credentials: number }) => io.out(`${c.controllerId}: resynced, ${e.credentials} credential(s)`));
-          c.on('scan', (e: { result: string; reason: string | null }) => io.out(`${c.controllerId}: scan ${e.result}${e.reason ? ` (${e.reason})` : ''}`));
+          c.on('scan', (e: { result: string; reason: string | null; direction?: string }) =>
+            io.out(`${c.controllerId}: ${e.direction === 'exit' ? 'exit ' : ''}scan ${e.result}${e.reason ? ` (${e.reason})` : ''}`),
+          );
         }
       }
       await (io.until ?? untilSignal());
@@ -188,17 +226,37 @@ export async function doorCommand(args: string[], config: Pick<Config, 'mqttUrl'
       return 0;
     }
     if (sub === 'scan') {
-      const { values, positionals } = parse(rest, { facility: { type: 'string' }, qr: { type: 'string' }, controller: { type: 'string' }, door: { type: 'string' } });
+      const { values, positionals } = parse(rest, {
+        facility: { type: 'string' },
+        qr: { type: 'string' },
+        controller: { type: 'string' },
+        door: { type: 'string' },
+        exit: { type: 'boolean' },
+      });
       noPositionals(positionals);
       const facilityId = integerArg(required(values, 'facility'), '--facility');
       const qrValue = required(values, 'qr');
       const controllerId = optional(values, 'controller');
       const door = optional(values, 'door');
       const url = await resolveMqttUrl(config);
-      const result = await scanAtDoor({ url, facilityId, qrValue, ...(controllerId ? { controllerId } : {}), ...(door ? { door } : {}) });
+      const result = await scanAtDoor({
+        url,
+        facilityId,
+        qrValue,
+        ...(controllerId ? { controllerId } : {}),
+        ...(door ? { door } : {}),
+        ...(flag(values, 'exit') ? { direction: 'exit' as const } : {}),
+      });
       io.out(
         values.json
-          ? JSON.stringify({ result: result.result, reason: result.reason, controller_id: result.controllerId, credential_id: result.credentialId, access_id: result.accessId })
+          ? JSON.stringify({
+              result: result.result,
+              reason: result.reason,
+              direction: result.direction,
+              controller_id: result.controllerId,
+              credential_id: result.credentialId,
+              access_id: result.accessId,
+            })
           : describeScan(result),
       );
       return 0;

@@ -24,6 +24,8 @@ import { createApiKey } from '../command-service/api-keys/create-api-key.js';
 import { registerClient } from '../command-service/oauth-clients/register-client.js';
 import { OAUTH_SCOPES } from '../shared/oauth/scopes.js';
 import { startDoorPath } from '../door-gateway/embedded.js';
+import { startPassDelivery } from '../projections/pass-delivery.js';
+import { createDeliverySenders } from '../shared/delivery/create-senders.js';
 import { defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
 import { onShutdownSignal } from '../shared/shutdown-signal.js';
 
@@ -116,6 +118,20 @@ export async function startEmbedded(config: Config, logger: Logger) {
     const oauth = await runtime.oauth(baseUrl);
     await oauth.signingKeys.current(); // the first start generates the signing key now, not on the first sign-in
 
+    // Email and SMS of new passes: SMTP / an SMS provider when configured, else the outbox folder.
+    const senders = createDeliverySenders(config, baseUrl);
+    const delivery = await startPassDelivery({
+      knex: runtime.knex,
+      store: runtime.store,
+      handler: runtime.deps.handler,
+      subjectKeys: runtime.deps.subjectKeys,
+      senders,
+      baseUrl,
+      logger,
+      onRecorded: (batchId) => runtime.deliveryOutcomes.observe(batchId),
+    });
+    started.push(() => delivery.stop());
+
     const orgApiRateLimiter = new RateLimiter('org-api');
     const userApiRateLimiter = new RateLimiter('user-api', USER_API_RATE_LIMIT);
     const commandApp = createCommandApp({ ...runtime.deps, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth });
@@ -138,7 +154,7 @@ export async function startEmbedded(config: Config, logger: Logger) {
 
     let stopping: Promise<void> | null = null;
     const stop = () => (stopping ??= stopStarted());
-    return { baseUrl, demo, demoKey: demo?.apiKey ?? null, runtime, doorPath, stop };
+    return { baseUrl, demo, demoKey: demo?.apiKey ?? null, runtime, doorPath, delivery: senders.describe(), stop };
   } catch (error) {
     await stopStarted().catch((stopError: unknown) => logger.warn({ err: stopError }, 'stopping after a failed start failed'));
     throw error;
@@ -160,6 +176,7 @@ async function main(): Promise<void> {
         `  Discovery: ${service.baseUrl}/.well-known/openid-configuration\n`,
     );
   }
+  process.stdout.write(`  Pass delivery: ${service.delivery}; npx guestpass outbox list shows the latest\n`);
   process.stdout.write(`  Doors: MQTT ${service.doorPath.mqttUrl}; scan a QR value with npx guestpass door scan --facility ID --qr VALUE\n`);
   process.stdout.write('  Operator CLI: npx guestpass --help\n\n');
   const shutdown = (signal: string) => {

@@ -25,6 +25,7 @@ import { formatStatus, projectionStatus, statusToJson } from '../projections/sta
 import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js';
 import { ALL_PROJECTIONS } from '../projections/all-projections.js';
 import { doorCommand } from './door.js';
+import { listOutbox, outboxDir } from '../shared/delivery/outbox.js';
 import { DatabaseUnreachable, defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
 import { integerArg, list, noPositionals, optional, parse, required, spreadList, UsageError } from './cli-args.js';
 
@@ -45,8 +46,9 @@ const USAGE = `usage: guestpass <command> [options] [--json]
   projections status
   projections rebuild [NAME]
   events export [--stream S] [--from POSITION]
-  door simulate --facility ID [--controllers N]
-  door scan --facility ID --qr VALUE`;
+  outbox list [--limit N]   (the emails and SMS written to the data folder's outbox, newest first)
+  door simulate --facility ID [--controllers N] [--exit]
+  door scan --facility ID --qr VALUE [--exit]`;
 
 export interface Io {
   out(line: string): void;
@@ -461,6 +463,31 @@ async function events(runtime: Runtime, args: string[], io: Io): Promise<void> {
   }
 }
 
+/** The messages pass delivery wrote to `{dataDir}/outbox` while no SMTP_URL or SMS provider is set. */
+async function outbox(args: string[], config: Config): Promise<Result> {
+  const [action, ...rest] = args;
+  if (action !== 'list') throw new UsageError('outbox list [--limit N]');
+  const { values, positionals } = parse(rest, { limit: { type: 'string' } });
+  noPositionals(positionals);
+  const limit = integerArg(optional(values, 'limit') ?? '10', '--limit');
+  const dir = outboxDir(config.dataDir);
+  const messages = await listOutbox(dir, limit);
+  const text = messages.map((m) =>
+    [
+      `${m.createdAt}  ${m.channel.padEnd(5)}  ${m.to}  ${m.subject ?? m.text ?? ''}`,
+      ...(m.link ? [`  ${m.link}`] : []),
+      `  ${m.file}`,
+    ].join('\n'),
+  );
+  return {
+    json: {
+      dir,
+      messages: messages.map((m) => ({ created_at: m.createdAt, channel: m.channel, to: m.to, subject: m.subject, text: m.text, link: m.link, file: m.file })),
+    },
+    text: messages.length === 0 ? `no messages in ${dir}` : text.join('\n'),
+  };
+}
+
 export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   if (io === stdio) watchStdout();
   const json = argv.includes('--json');
@@ -474,6 +501,12 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
     const config = loadConfig(env);
     // Door commands talk MQTT to the controllers' broker, not to the database.
     if (group === 'door') return await doorCommand(rest, config, io);
+    // The outbox is files in the data folder: no database.
+    if (group === 'outbox') {
+      const result = await outbox(rest, config);
+      io.out(json ? JSON.stringify(result.json) : result.text);
+      return 0;
+    }
     const commands: Record<string, (r: Runtime) => Promise<Result | null>> = {
       org: (r) => org(r, rest),
       user: (r) => user(r, rest),

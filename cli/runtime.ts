@@ -25,6 +25,7 @@ import { PostgresReadModelWatermark } from '../projections/watermark.js';
 import type { CommandDeps } from '../command-service/command-deps.js';
 import { loadOrCreateKeyEncryptionKey } from '../shared/oauth/key-encryption-key.js';
 import { createOAuthServices, type OAuthServices } from '../shared/oauth/oauth-services.js';
+import { PostgresDeliveryOutcomes } from '../shared/delivery/delivery-outcomes.js';
 
 export interface Runtime {
   readonly databaseUrl: string;
@@ -33,6 +34,8 @@ export interface Runtime {
   readonly deps: CommandDeps;
   /** Feed an in-process projection runner's progress to it (observe) to skip the NOTIFY round trip. */
   readonly watermark: PostgresReadModelWatermark;
+  /** What a pass create waits on for its email and SMS (fed by a delivery worker in any process). */
+  readonly deliveryOutcomes: PostgresDeliveryOutcomes;
   /** Set when this process started the embedded PostgreSQL server. */
   readonly embedded: EmbeddedServer | null;
   /** The authorization server's ports for this issuer (closed with the runtime). */
@@ -130,6 +133,7 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
   }
   const store = createEventStore({ databaseUrl: url, eventStoreUrl: config.eventStoreUrl, schemas: eventSchemas });
   const watermark = new PostgresReadModelWatermark(knex);
+  const deliveryOutcomes = new PostgresDeliveryOutcomes(knex, store, logger);
   const deps: CommandDeps = {
     store,
     handler: new CommandHandler(store),
@@ -139,6 +143,8 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     watermark,
     readModelChanges: watermark,
     projectionWaitMs: config.projectionWaitMs,
+    deliveryOutcomes,
+    deliveryWaitMs: config.deliveryWaitMs,
   };
   const opened: OAuthServices[] = [];
   return {
@@ -147,6 +153,7 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     store,
     deps,
     watermark,
+    deliveryOutcomes,
     embedded,
     async oauth(issuer) {
       const services = createOAuthServices(knex, url, { issuer, kek: await keyEncryptionKey(config), federation: config.federation });
@@ -155,6 +162,7 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     },
     async close() {
       await Promise.all(opened.map((s) => s.close()));
+      await deliveryOutcomes.close();
       await watermark.close();
       await store.close();
       await knex.destroy();

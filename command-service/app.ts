@@ -12,6 +12,7 @@ import { userPassRoutes } from './http/user-pass-routes.js';
 import type { OAuthServices } from '../shared/oauth/oauth-services.js';
 import { oauthProtocolRoutes } from './oauth/oauth-routes.js';
 import { signInRoutes } from './sign-in/sign-in-routes.js';
+import { passPageRoutes } from './pass-page/pass-page-routes.js';
 
 export interface CommandAppDeps extends CommandDeps {
   readonly logger: Logger;
@@ -32,9 +33,11 @@ export interface CommandAppDeps extends CommandDeps {
 export function createCommandApp(deps: CommandAppDeps): Koa<HttpState> {
   const { trustProxy } = deps.config;
   const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter });
-  app.use(orgPassRoutes(deps, { trustProxy }).routes());
-  app.use(userPassRoutes(deps, { trustProxy, rateLimiter: deps.userApiRateLimiter }).routes());
+  const passLinkBase = deps.oauth.issuer;
+  app.use(orgPassRoutes(deps, { trustProxy, passLinkBase }).routes());
+  app.use(userPassRoutes(deps, { trustProxy, passLinkBase, rateLimiter: deps.userApiRateLimiter }).routes());
   app.use(oauthProtocolRoutes(deps, { trustProxy, tokenRateLimit: deps.oauthTokenRateLimit }).routes());
   app.use(signInRoutes(deps, { trustProxy }).routes());
+  app.use(passPageRoutes(deps, { trustProxy }).routes());
   return app;
 }

@@ -5,6 +5,7 @@ import type { IdAllocator } from '../shared/domain/id-allocator.js';
 import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
 import type { ReadModelWatermark } from '../shared/read-model-watermark.js';
 import type { ReadModelChanges } from '../shared/read-model-changes.js';
+import type { DeliveryOutcomes } from '../shared/delivery/delivery-outcomes.js';
 
 /** The ports every command use case is given. */
 export interface CommandDeps {
@@ -18,4 +19,10 @@ export interface CommandDeps {
   /** When given, the organization API caches API keys until the api_keys read model changes. */
   readonly readModelChanges?: ReadModelChanges;
   readonly projectionWaitMs: number;
+  /**
+   * Where a pass create learns whether its email and SMS were accepted, waiting up to
+   * `deliveryWaitMs`; absent where no delivery reactor runs (the create then reports nothing sent).
+   */
+  readonly deliveryOutcomes?: DeliveryOutcomes;
+  readonly deliveryWaitMs?: number;
 }

@@ -140,12 +140,16 @@ export interface SyncChunk {
 
 export type AccessResult = 'granted' | 'denied';
 export type DenialReason = 'unknown_credential' | 'revoked' | 'expired' | 'not_yet_valid';
+/** Which way the reader faces. Added within v1: absent means `entry` (controllers before exit readers). */
+export type AccessDirection = 'entry' | 'exit';
 
 /** Controller -> gateway: one per scan. access_id makes redeliveries recognisable end to end. */
 export interface AccessEvent {
   readonly v: 1;
   readonly access_id: string;
   readonly door: string;
+  /** Optional on the wire (`entry` when absent); always set once parsed by asAccessEvent. */
+  readonly direction?: AccessDirection;
   readonly result: AccessResult;
   /** null when granted. */
   readonly reason: DenialReason | null;
@@ -161,6 +165,8 @@ export interface ScanRequest {
   readonly request_id: string;
   readonly qr_sha256: string;
   readonly door: string;
+  /** Scan at the controller's exit reader (`exit`) or entry reader; absent: the controller's own direction. */
+  readonly direction?: AccessDirection;
   readonly reply_to: string;
 }
 
@@ -172,6 +178,7 @@ export interface ScanReply {
   readonly reason: DenialReason | null;
   readonly credential_id: string | null;
   readonly access_id: string;
+  readonly direction?: AccessDirection;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -286,7 +293,12 @@ export function asSyncChunk(value: unknown): SyncChunk | null {
 
 const DENIAL_REASONS = new Set<string>(['unknown_credential', 'revoked', 'expired', 'not_yet_valid']);
 
-export function asAccessEvent(value: unknown): AccessEvent | null {
+function isDirection(value: unknown): value is AccessDirection {
+  return value === 'entry' || value === 'exit';
+}
+
+/** The event with `reason` null when granted and `direction` filled in (`entry` when absent); null when malformed. */
+export function asAccessEvent(value: unknown): (AccessEvent & { readonly direction: AccessDirection }) | null {
   const a = value as Record<string, unknown>;
   if (!a || typeof a !== 'object') return null;
   if (typeof a.access_id !== 'string' || !/^[0-9a-fA-F-]{36}$/.test(a.access_id)) return null;
@@ -296,7 +308,13 @@ export function asAccessEvent(value: unknown): AccessEvent | null {
   if (a.credential_id !== null && !(typeof a.credential_id === 'string' && CREDENTIAL_ID.test(a.credential_id))) return null;
   if (a.pass_id !== null && !Number.isSafeInteger(a.pass_id)) return null;
   if (!isIso(a.scanned_at)) return null;
-  return { ...(a as unknown as AccessEvent), reason: a.result === 'granted' ? null : (a.reason as DenialReason) };
+  // Absent (a controller from before exit readers) is an entry; any other value is refused.
+  if (a.direction !== undefined && !isDirection(a.direction)) return null;
+  return {
+    ...(a as unknown as AccessEvent),
+    reason: a.result === 'granted' ? null : (a.reason as DenialReason),
+    direction: a.direction === undefined ? 'entry' : a.direction,
+  };
 }
 
 export function asScanRequest(value: unknown): ScanRequest | null {
@@ -305,5 +323,6 @@ export function asScanRequest(value: unknown): ScanRequest | null {
   if (typeof r.request_id !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(r.request_id)) return null;
   if (typeof r.qr_sha256 !== 'string' || !SHA256_HEX.test(r.qr_sha256)) return null;
   if (typeof r.door !== 'string' || typeof r.reply_to !== 'string' || !r.reply_to.startsWith(`${TOPIC_ROOT}/simulator/`)) return null;
+  if (r.direction !== undefined && !isDirection(r.direction)) return null;
   return r as unknown as ScanRequest;
 }

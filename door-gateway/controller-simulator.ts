@@ -3,7 +3,9 @@
 //
 // It keeps the allow-list in memory (SHA-256 of QR values only), applies changes by version,
 // acknowledges each, reports status with its digest (last will: offline), takes resyncs, and
-// decides scans itself, window included, so expiry holds while it is offline.
+// decides scans itself, window included, so expiry holds while it is offline. Each scan is
+// reported with its reader's direction: the controller's own (`direction: 'exit'` makes it an
+// exit reader), or the one a scan asks for (a door with a reader on each side).
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../shared/logger.js';
@@ -17,6 +19,7 @@ import {
   parseJson,
   sha256Hex,
   topics,
+  type AccessDirection,
   type AccessEvent,
   type Ack,
   type Command,
@@ -34,6 +37,8 @@ export interface ControllerSimulatorOptions {
   readonly facilityId: number;
   readonly controllerId: string;
   readonly door?: string;
+  /** The direction of this controller's reader (default `entry`); `exit` reports every scan as an exit. */
+  readonly direction?: AccessDirection;
   readonly logger?: Logger;
   /** Persistent session (default): changes made while offline wait in the broker. */
   readonly clean?: boolean;
@@ -56,6 +61,7 @@ export interface ScanOutcome {
   readonly credentialId: string | null;
   readonly passId: number | null;
   readonly accessId: string;
+  readonly direction: AccessDirection;
   /** Resolves when the broker acknowledged the access event (waits while offline). */
   readonly reported: Promise<void>;
 }
@@ -84,12 +90,14 @@ export class ControllerSimulator extends EventEmitter {
   private intervalTimer: NodeJS.Timeout | null = null;
   private readonly now: () => Date;
   private readonly door: string;
+  readonly direction: AccessDirection;
 
   constructor(private readonly options: ControllerSimulatorOptions) {
     super();
     this.facilityId = options.facilityId;
     this.controllerId = options.controllerId;
     this.door = options.door ?? 'main';
+    this.direction = options.direction ?? 'entry';
     this.now = options.now ?? (() => new Date());
     topics.controller(this.facilityId, this.controllerId, 'status'); // validates the ids early
   }
@@ -171,8 +179,11 @@ export class ControllerSimulator extends EventEmitter {
     this.client = null;
   }
 
-  /** Decides a scan locally and reports it as an access event. Give the QR value or its SHA-256. */
-  scan(input: { qrValue?: string; qrHash?: string }, at: Date = this.now(), door = this.door): ScanOutcome {
+  /**
+   * Decides a scan locally and reports it as an access event. Give the QR value or its SHA-256.
+   * The reader's direction is the controller's own unless the scan names one.
+   */
+  scan(input: { qrValue?: string; qrHash?: string }, at: Date = this.now(), door = this.door, direction = this.direction): ScanOutcome {
     const hash = input.qrHash ?? sha256Hex(input.qrValue ?? '');
     const accessId = randomUUID();
     let result: 'granted' | 'denied' = 'denied';
@@ -203,6 +214,7 @@ export class ControllerSimulator extends EventEmitter {
       v: 1,
       access_id: accessId,
       door,
+      direction,
       result,
       reason,
       credential_id: credentialId,
@@ -214,7 +226,7 @@ export class ControllerSimulator extends EventEmitter {
       : Promise.reject(new Error('controller not started'));
     reported.catch(() => undefined);
     this.emit('scan', event);
-    return { result, reason, credentialId, passId, accessId, reported };
+    return { result, reason, credentialId, passId, accessId, direction, reported };
   }
 
   /** Resolves when `predicate` holds, checked after every applied change; rejects after `timeoutMs`. */
@@ -277,7 +289,7 @@ export class ControllerSimulator extends EventEmitter {
     if (topic === topics.simulatorScan(this.facilityId, this.controllerId)) {
       const request = asScanRequest(parseJson(payload));
       if (!request || !this.client) return;
-      const outcome = this.scan({ qrHash: request.qr_sha256 }, this.now(), request.door || this.door);
+      const outcome = this.scan({ qrHash: request.qr_sha256 }, this.now(), request.door || this.door, request.direction ?? this.direction);
       const reply: ScanReply = {
         v: 1,
         request_id: request.request_id,
@@ -286,6 +298,7 @@ export class ControllerSimulator extends EventEmitter {
         reason: outcome.reason,
         credential_id: outcome.credentialId,
         access_id: outcome.accessId,
+        direction: outcome.direction,
       };
       publish(this.client, request.reply_to, JSON.stringify(reply), false).catch(() => undefined);
     }

@@ -71,9 +71,14 @@ export function applyPassEvent(current: CredentialRecord | undefined, event: Pas
     case 'PassCreated':
       return created(current, event, now);
     case 'PassRevoked':
+    case 'PassCheckedOut':
+      // A checked-out guest has left: the pass opens no door again. Withdrawn as a revocation
+      // (state `revoked`, reason `revoked` on the link): contract v1 knows no other removal
+      // reason and controllers refuse a revoke command with one; an entry scan is then denied
+      // with `revoked`, which is what the controllers remember of a withdrawn credential.
       return revoked(current, event);
     default:
-      // PassCheckedIn and later pass events do not change what a door must accept.
+      // PassRegistered, PassCheckedIn and later pass events do not change what a door must accept.
       return NOTHING;
   }
 }

@@ -1,6 +1,7 @@
 // The command-side reactor of the door path: consumes guestpass.door-events in its own consumer
 // group and records each scan in the event log (DoorAccessRecorded), checking a pass in
-// (PassCheckedIn) on its first granted entry. Deciders in shared/domain/pass-check-in.ts.
+// (PassCheckedIn) on its first granted entry and out (PassCheckedOut) on a granted scan at an
+// exit reader. Deciders in shared/domain/pass-check-in.ts.
 //
 // Idempotent end to end: the access id assigned by the controller travels with the scan through
 // MQTT and Kafka; the deciders ignore an access id already recorded on the stream, so a
@@ -18,6 +19,7 @@ import { doorAccessLogDecider, passDoorAccessDecider, UnknownPassError, type Rec
 import { DOOR_EVENTS_TOPIC, type BusConsumer, type DeliveredMessage, type PassBus } from '../shared/pass-bus/pass-bus.js';
 import { parseDoorEventMessage, type DoorEventEnvelope } from '../shared/pass-bus/door-event-message.js';
 import { MalformedMessageError } from '../shared/pass-bus/pass-event-message.js';
+import { directionOf } from './door-event-direction.js';
 
 export const DOOR_ACCESS_REACTOR_GROUP = 'guestpass-door-access-reactor';
 
@@ -87,6 +89,7 @@ export class DoorAccessReactor {
         facilityId: envelope.facility_id,
         controllerId: envelope.controller_id,
         door: envelope.door,
+        direction: directionOf(envelope),
         result: envelope.result,
         reason: envelope.result === 'granted' ? null : (envelope.reason ?? 'unknown_credential'),
         publicId,
@@ -107,6 +110,7 @@ export class DoorAccessReactor {
         const result = await this.handler.handle(stream, passDoorAccessDecider, command, context);
         this.recorded += result.events.length > 0 ? 1 : 0;
         if (result.events.some((e) => e.type === 'PassCheckedIn')) this.log.info({ publicId, accessId: command.data.accessId }, 'pass checked in');
+        if (result.events.some((e) => e.type === 'PassCheckedOut')) this.log.info({ publicId, accessId: command.data.accessId }, 'pass checked out');
         return;
       } catch (error) {
         if (!(error instanceof UnknownPassError)) throw error;

@@ -21,7 +21,8 @@ import type { IPublishPacket } from 'mqtt';
 import type { Logger } from '../shared/logger.js';
 import { DOOR_EVENTS_TOPIC, PASS_EVENTS_TOPIC, type BatchControl, type BusConsumer, type DeliveredMessage, type PassBus } from '../shared/pass-bus/pass-bus.js';
 import { MalformedMessageError, parsePassEventMessage, type PassEventEnvelope } from '../shared/pass-bus/pass-event-message.js';
-import { DOOR_EVENT_SCHEMA, toDoorEventMessage, type DoorEventEnvelope } from '../shared/pass-bus/door-event-message.js';
+import { DOOR_EVENT_SCHEMA, toDoorEventMessage } from '../shared/pass-bus/door-event-message.js';
+import type { DirectedDoorEventEnvelope } from './door-event-direction.js';
 import {
   asAccessEvent,
   asAck,
@@ -597,12 +598,13 @@ export class DoorGateway extends EventEmitter {
       if (!record) record = (await this.retry(() => this.options.store.load([event.credential_id!]))).get(event.credential_id);
       if (record && record.facilityId !== where.facilityId) record = undefined; // a credential of another facility
     }
-    const envelope: DoorEventEnvelope = {
+    const envelope: DirectedDoorEventEnvelope = {
       schema: DOOR_EVENT_SCHEMA,
       access_id: event.access_id.toLowerCase(),
       facility_id: where.facilityId,
       controller_id: where.controllerId,
       door: event.door,
+      direction: event.direction,
       result: event.result,
       reason: event.reason,
       credential_id: event.credential_id,

@@ -8,6 +8,9 @@ import { onShutdownSignal } from '../shared/shutdown-signal.js';
 import { ProjectionRunner } from './runner.js';
 import { PassEventForwarder } from './pass-event-forwarder.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
+import { startPassDelivery } from './pass-delivery.js';
+import { createDeliverySenders } from '../shared/delivery/create-senders.js';
+import { defaultBaseUrl } from '../cli/runtime.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -33,11 +36,26 @@ async function main(): Promise<void> {
     await forwarder.start();
   }
 
+  // Pass delivery: the email and SMS of each new batch (SMTP_URL, SMS_*; else the outbox folder).
+  const baseUrl = defaultBaseUrl(config, config.port);
+  const senders = createDeliverySenders(config, baseUrl);
+  const delivery = await startPassDelivery({
+    knex: runtime.knex,
+    store: runtime.store,
+    handler: runtime.deps.handler,
+    subjectKeys: runtime.deps.subjectKeys,
+    senders,
+    baseUrl,
+    logger,
+  });
+  logger.info({ delivery: senders.describe() }, 'pass delivery started');
+
   // A second signal while draining exits at once; the batch in flight then rolls back.
   onShutdownSignal((signal) => void stop(signal));
   async function stop(signal: string): Promise<void> {
     logger.info({ signal }, 'stopping: finishing the batch in flight');
     try {
+      await delivery.stop();
       await forwarder?.stop();
       await bus?.close();
       await runner.stop();

@@ -15,6 +15,8 @@ import type { CommandContext } from '../../shared/event-store/command-handler.js
 import type { CommandDeps } from '../command-deps.js';
 import { createPasses, type IssuedPass } from '../passes/create-passes.js';
 import { revokePass } from '../passes/revoke-pass.js';
+import type { DeliveryChannel } from '../../shared/domain/delivery-events.js';
+import { READ_MODELS } from '../../shared/db/read-models.js';
 
 export interface PassCreateResponse {
   success: true;
@@ -40,8 +42,16 @@ export function commandContext(ctx: HttpContext, principal: Principal, now: Date
   return { correlationId: ctx.state.requestId, causationId: null, actor: actorOf(principal), now };
 }
 
+/** What became of the batch's messages by the time the create answers. */
+export interface DeliveryAnswer {
+  readonly qrSent: boolean;
+  readonly smsSent: boolean;
+  /** `{base}/p/{token}`. */
+  readonly passLink: string;
+}
+
 /** The 201 body of both creates (organization and user-delegated). */
-export function passCreateResponse(passes: readonly IssuedPass[]): PassCreateResponse {
+export function passCreateResponse(passes: readonly IssuedPass[], delivery: DeliveryAnswer): PassCreateResponse {
   const first = passes[0];
   if (!first) throw new Error('createPasses returned no pass');
   return {
@@ -51,10 +61,9 @@ export function passCreateResponse(passes: readonly IssuedPass[]): PassCreateRes
     qr_value: first.qrValue,
     qr_values: passes.map((p) => p.qrValue),
     quantity: passes.length,
-    // Delivery (email, SMS, the batch's pass link) is a later issue: nothing is sent yet.
-    qr_sent: false,
-    sms_sent: false,
-    pass_link: null,
+    qr_sent: delivery.qrSent,
+    sms_sent: delivery.smsSent,
+    pass_link: delivery.passLink,
     message: passes.length === 1 ? 'guest pass created' : `${passes.length} guest passes created`,
   };
 }
@@ -63,30 +72,52 @@ export function passCreateResponse(passes: readonly IssuedPass[]): PassCreateRes
  * The create of both APIs, behind each one's authentication: passes attributed to and counted
  * against principal.userId. `principalOf` asserts the principal kind the route's authentication sets.
  */
-export function createPassesRoute(deps: CommandDeps, principalOf: (ctx: HttpContext) => Principal): HttpMiddleware {
+export function createPassesRoute(deps: CommandDeps, principalOf: (ctx: HttpContext) => Principal, options: PassRouteOptions): HttpMiddleware {
   return async (ctx) => {
     const principal = principalOf(ctx);
     const now = new Date();
     // The body's JSON Schema (unknown fields refused) and the rules between fields, with ajv.
     const request = parseCreatePassRequest(ctx.request.body, now);
-    const { passes } = await createPasses(
+    const { passes, batchId, passLinkToken } = await createPasses(
       deps,
       { orgId: principal.orgId, userId: principal.userId, request },
       commandContext(ctx, principal, now),
     );
+    const channels = [...(request.email ? (['email'] as const) : []), ...(request.phone ? (['sms'] as const) : [])];
+    const sent = await awaitDelivery(deps, batchId, channels);
     ctx.status = 201;
-    ctx.body = passCreateResponse(passes);
+    ctx.body = passCreateResponse(passes, { ...sent, passLink: `${options.passLinkBase}/p/${passLinkToken}` });
   };
 }
 
-export function orgPassRoutes(deps: CommandDeps, options: { trustProxy: boolean }): Router<HttpState> {
+export interface PassRouteOptions {
+  readonly trustProxy: boolean;
+  /** PUBLIC_BASE_URL (the issuer): the pass links' origin. */
+  readonly passLinkBase: string;
+}
+
+/**
+ * Waits up to DELIVERY_WAIT_MS for the batch's messages to be accepted, then for the pass
+ * listings to show it (read-your-writes of `delivery`). Past the wait a channel still pending
+ * reads as not sent; delivery goes on in the background.
+ */
+async function awaitDelivery(deps: CommandDeps, batchId: string, channels: readonly DeliveryChannel[]): Promise<Omit<DeliveryAnswer, 'passLink'>> {
+  const waitMs = deps.deliveryWaitMs ?? 0;
+  if (!deps.deliveryOutcomes || channels.length === 0) return { qrSent: false, smsSent: false };
+  const started = Date.now();
+  const { state, position } = await deps.deliveryOutcomes.waitFor(batchId, channels, waitMs);
+  if (position) await deps.watermark.waitFor(position, Math.max(0, waitMs - (Date.now() - started)), [READ_MODELS.passBatches]);
+  return { qrSent: state.email.status === 'sent', smsSent: state.sms.status === 'sent' };
+}
+
+export function orgPassRoutes(deps: CommandDeps, options: PassRouteOptions): Router<HttpState> {
   const router = serviceRouter('/api/v1/org');
   const authenticate = apiKeyAuth({ db: deps.db, trustProxy: options.trustProxy, changes: deps.readModelChanges });
 
   // Neither write takes a query parameter: one sent is refused as unknown, as by the reads.
   const noQuery = validateQuery(NO_QUERY_PARAMETERS);
 
-  router.post('/passes', authenticate, requireScope('org:passes:write'), noQuery, jsonBody(), createPassesRoute(deps, apiKeyPrincipal));
+  router.post('/passes', authenticate, requireScope('org:passes:write'), noQuery, jsonBody(), createPassesRoute(deps, apiKeyPrincipal, options));
 
   router.delete('/passes/:public_id', authenticate, requireScope('org:passes:write'), noQuery, async (ctx) => {
     const principal = apiKeyPrincipal(ctx);

@@ -21,10 +21,9 @@ import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { tokenFamilyDecider } from '../../shared/oauth/token-family-decider.js';
 import type { CommandAppDeps } from '../app.js';
 import { revokePass } from '../passes/revoke-pass.js';
-import { commandContext, createPassesRoute } from './org-pass-routes.js';
+import { commandContext, createPassesRoute, type PassRouteOptions } from './org-pass-routes.js';
 
-export interface UserPassRoutesOptions {
-  readonly trustProxy: boolean;
+export interface UserPassRoutesOptions extends PassRouteOptions {
   /**
    * The per-user bucket (120 per minute). Pass the query app's instance when both run in one
    * process, so reads and writes count as one bucket; omitted = one of its own.
@@ -69,7 +68,7 @@ export function userPassRoutes(deps: CommandAppDeps, options: UserPassRoutesOpti
   const noQuery = validateQuery(NO_QUERY_PARAMETERS);
 
   // Authentication before the body is read: an unauthenticated body is never parsed.
-  router.post('/passes', authorizeWrite, noQuery, jsonBody(), createPassesRoute(deps, userPrincipal));
+  router.post('/passes', authorizeWrite, noQuery, jsonBody(), createPassesRoute(deps, userPrincipal, options));
 
   router.delete('/passes/:public_id', authorizeWrite, noQuery, async (ctx) => {
     const principal = userPrincipal(ctx);

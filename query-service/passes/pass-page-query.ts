@@ -2,9 +2,8 @@
 // facilities `f`, newest first over (created_at, pass_id), optionally narrowed to a search term.
 // One row more than the page is fetched, to know whether another page follows.
 import type { Knex } from 'knex';
-import { READ_MODELS } from '../../shared/db/read-models.js';
 import type { CursorBinding, KeysetPosition, PageCursor } from '../../shared/http/page-cursor.js';
-import { PASS_COLUMNS, type PassRow } from './pass-item.js';
+import { PASS_COLUMNS, passesWithDetails, type PassRow } from './pass-item.js';
 
 export interface PassPageOptions {
   limit: number;
@@ -26,8 +25,7 @@ export function likePattern(search: string): string {
 
 /** The page query, `limit + 1` rows; `where` picks the listing's passes (and so the index it runs on). */
 export function passPageQuery(db: Knex, where: Record<string, number>, options: PassPageOptions): Knex.QueryBuilder {
-  const query = db({ p: READ_MODELS.passList })
-    .leftJoin({ f: READ_MODELS.facilities }, 'f.facility_id', 'p.facility_id')
+  const query = passesWithDetails(db)
     .where(where)
     .select(
       'p.pass_id',

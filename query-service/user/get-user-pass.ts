@@ -2,19 +2,17 @@
 // organization's, and no pass at all are the same 404.
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
-import { READ_MODELS } from '../../shared/db/read-models.js';
 import { isPassPublicId } from '../../shared/domain/pass-request.js';
 import { NotFoundError } from '../../shared/errors.js';
 import type { HttpMiddleware, HttpState } from '../../shared/http/http-state.js';
 import { NO_QUERY_PARAMETERS, validateQuery } from '../../shared/http/schema-validation.js';
 import { userPrincipal } from '../../shared/auth/access-token-auth.js';
-import { PASS_COLUMNS, toPass, type PassItem, type PassRow } from '../passes/pass-item.js';
+import { PASS_COLUMNS, passesWithDetails, toPass, type PassItem, type PassRow } from '../passes/pass-item.js';
 
 export async function findUserPass(db: Knex, owner: { orgId: number; userId: number }, publicId: string): Promise<PassItem | null> {
   // A malformed id names no pass: no lookup.
   if (!isPassPublicId(publicId)) return null;
-  const row = (await db({ p: READ_MODELS.passList })
-    .leftJoin({ f: READ_MODELS.facilities }, 'f.facility_id', 'p.facility_id')
+  const row = (await passesWithDetails(db)
     .where({ 'p.public_id': publicId, 'p.org_id': owner.orgId, 'p.created_by': owner.userId })
     .first(...PASS_COLUMNS)) as PassRow | undefined;
   return row ? toPass(row) : null;

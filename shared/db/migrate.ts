@@ -18,6 +18,7 @@ const migrations: Array<() => Promise<Migration>> = [
   () => import('./migrations/006_invitation_ids.js').then((m) => m.migration),
   () => import('./migrations/007_door_ack_ops.js').then((m) => m.migration),
   () => import('./migrations/008_passkey_ceremonies.js').then((m) => m.migration),
+  () => import('./migrations/009_pass_delivery.js').then((m) => m.migration),
 ];
 
 class ListedMigrations implements Knex.MigrationSource<Migration> {

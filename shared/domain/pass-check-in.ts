@@ -1,21 +1,30 @@
-// The door path's deciders: recording a scan, and checking a pass in on its first granted entry.
-// Pure (no I/O), tested given/when/then in test/door/pass-check-in.unit.spec.ts.
+// The door path's deciders: recording a scan, checking a pass in on its first granted entry and
+// out on a granted scan at an exit reader. Pure (no I/O), tested given/when/then in
+// test/door/pass-check-in.unit.spec.ts.
 //
 // * `passDoorAccessDecider` is the door path's own decider over a pass's guest-invites stream
-//   (`guest-invites-{userId}-{YYYY-MM}`): it folds PassCreated/PassRevoked/PassCheckedIn/
-//   DoorAccessRecorded into a door view of each pass and decides `RecordDoorAccess`. The stream's
-//   other decider, guest-invites-decider.ts (passes and the monthly allowance), folds the same
-//   events into its own state (PassCheckedIn -> `checked_in`, so revoking a checked-in pass is a
-//   409) and ignores DoorAccessRecorded. The two never share folded state: the command handler
-//   keys its cached state by decider (by its evolve) and queues commands per stream, batching
-//   only those of one decider, so each decides on its own fold of the current revision (another
-//   process, e.g. the door-gateway's reactor, is held off by the expected revision).
+//   (`guest-invites-{userId}-{YYYY-MM}`): it folds PassCreated/PassRegistered/PassRevoked/
+//   PassCheckedIn/PassCheckedOut/DoorAccessRecorded into a door view of each pass and decides
+//   `RecordDoorAccess`. The stream's other decider, guest-invites-decider.ts (passes and the
+//   monthly allowance), folds the same events into its own state (PassCheckedIn -> `checked_in`,
+//   so revoking a checked-in pass is a 409) and ignores DoorAccessRecorded. The two never share
+//   folded state: the command handler keys its cached state by decider (by its evolve) and
+//   queues commands per stream, batching only those of one decider, so each decides on its own
+//   fold of the current revision (another process, e.g. the door-gateway's reactor, is held off
+//   by the expected revision).
 // * `doorAccessLogDecider` owns `door-access-{facilityId}-{YYYY-MM-DD}`
 //   (`streams.doorAccessLog`): scans that matched no pass, deduplicated by access id.
 import type { Decider } from './decider.js';
-import type { PassCreated, PassRevoked, PassStatus } from './events.js';
+import type { PassCreated, PassRegistered, PassRevoked, PassStatus } from './events.js';
 import { ACTIVE_PASS_STATUSES } from './events.js';
-import type { DoorAccessRecorded, DoorAccessResult, DoorDenialReason, PassCheckedIn } from './door-events.js';
+import type {
+  DoorAccessDirection,
+  DoorAccessRecorded,
+  DoorAccessResult,
+  DoorDenialReason,
+  PassCheckedIn,
+  PassCheckedOut,
+} from './door-events.js';
 
 export type RecordDoorAccess = {
   type: 'RecordDoorAccess';
@@ -24,6 +33,8 @@ export type RecordDoorAccess = {
     facilityId: number;
     controllerId: string;
     door: string;
+    /** `exit` for a controller that reports itself as an exit reader; `entry` otherwise. */
+    direction: DoorAccessDirection;
     result: DoorAccessResult;
     reason: DoorDenialReason | null;
     /** The pass the controller matched (its public id is the credential id); null for an unknown QR. */
@@ -53,16 +64,17 @@ export function rememberAccess(view: PassDoorView, accessId: string): PassDoorVi
 }
 
 /**
- * The events recording one scan of a known pass. Nothing for a scan already recorded. A granted
- * entry of an active pass (expected or registered) also checks it in; a granted entry of a
- * cancelled pass (the revocation had not reached that door yet) is recorded for auditors but
- * changes no status.
+ * The events recording one scan of a known pass. Nothing for a scan already recorded. At the
+ * pass's own facility, a granted entry of an active pass (expected or registered) also checks it
+ * in, and a granted exit of a checked-in pass checks it out. Any other scan is only recorded for
+ * auditors: a granted entry of a cancelled or checked-out pass (the withdrawal had not reached
+ * that door yet), an exit of a pass that never checked in, a denied scan.
  */
 export function decideRecordDoorAccess(
   command: RecordDoorAccess['data'],
   pass: PassDoorView,
   publicId: string,
-): Array<DoorAccessRecorded | PassCheckedIn> {
+): Array<DoorAccessRecorded | PassCheckedIn | PassCheckedOut> {
   const accessId = command.accessId.toLowerCase();
   if (pass.recentAccessIds.includes(accessId)) return [];
   const recorded: DoorAccessRecorded = {
@@ -73,6 +85,7 @@ export function decideRecordDoorAccess(
       orgId: pass.orgId,
       controllerId: command.controllerId,
       door: command.door,
+      direction: command.direction,
       result: command.result,
       reason: command.result === 'granted' ? null : command.reason,
       passId: pass.passId,
@@ -81,32 +94,39 @@ export function decideRecordDoorAccess(
       receivedAt: command.receivedAt,
     },
   };
-  const checksIn =
-    command.result === 'granted' && command.facilityId === pass.facilityId && ACTIVE_PASS_STATUSES.includes(pass.status);
-  if (!checksIn) return [recorded];
-  return [
-    recorded,
-    {
-      type: 'PassCheckedIn',
-      data: {
-        passId: pass.passId,
-        publicId,
-        orgId: pass.orgId,
-        facilityId: pass.facilityId,
-        accessId,
-        controllerId: command.controllerId,
-        door: command.door,
-        checkedInAt: command.scannedAt,
-      },
-    },
-  ];
+  if (command.result !== 'granted' || command.facilityId !== pass.facilityId) return [recorded];
+  // The scan that moved the pass on, as PassCheckedIn and PassCheckedOut name it.
+  const scan = {
+    passId: pass.passId,
+    publicId,
+    orgId: pass.orgId,
+    facilityId: pass.facilityId,
+    accessId,
+    controllerId: command.controllerId,
+    door: command.door,
+  };
+  if (command.direction === 'entry' && ACTIVE_PASS_STATUSES.includes(pass.status)) {
+    return [recorded, { type: 'PassCheckedIn', data: { ...scan, checkedInAt: command.scannedAt } }];
+  }
+  if (command.direction === 'exit' && pass.status === 'checked_in') {
+    return [recorded, { type: 'PassCheckedOut', data: { ...scan, checkedOutAt: command.scannedAt } }];
+  }
+  return [recorded];
 }
 
-/** How the door events change a pass's door view. */
-export function evolvePassDoorView(view: PassDoorView, event: PassCheckedIn | DoorAccessRecorded): PassDoorView {
+/** How the pass lifecycle events the door path takes part in change a pass's door view. */
+export function evolvePassDoorView(
+  view: PassDoorView,
+  event: PassRegistered | PassCheckedIn | PassCheckedOut | DoorAccessRecorded,
+): PassDoorView {
   switch (event.type) {
+    case 'PassRegistered':
+      // The guest confirmed the visit: still active, still opens the doors (only from `expected`).
+      return view.status === 'expected' ? { ...view, status: 'registered' } : view;
     case 'PassCheckedIn':
-      return { ...view, status: 'checked_in' };
+      return view.status === 'cancelled' ? view : { ...view, status: 'checked_in' };
+    case 'PassCheckedOut':
+      return view.status === 'checked_in' ? { ...view, status: 'checked_out' } : view;
     case 'DoorAccessRecorded':
       return rememberAccess(view, event.data.accessId);
   }
@@ -146,7 +166,7 @@ function bucketOf(key: string): number {
   return (h >>> 0) & 63;
 }
 
-export type PassDoorEvent = PassCreated | PassRevoked | PassCheckedIn | DoorAccessRecorded;
+export type PassDoorEvent = PassCreated | PassRegistered | PassRevoked | PassCheckedIn | PassCheckedOut | DoorAccessRecorded;
 
 export interface PassDoorState {
   readonly passes: BucketMap<PassDoorView>;
@@ -170,7 +190,9 @@ export const passDoorAccessDecider: Decider<RecordDoorAccess, PassDoorEvent, Pas
         const view = state.passes.get(event.data.publicId);
         return view ? { passes: state.passes.set(event.data.publicId, { ...view, status: 'cancelled' }) } : state;
       }
+      case 'PassRegistered':
       case 'PassCheckedIn':
+      case 'PassCheckedOut':
       case 'DoorAccessRecorded': {
         const publicId = event.data.publicId;
         const view = publicId ? state.passes.get(publicId) : undefined;
@@ -213,6 +235,7 @@ export const doorAccessLogDecider: Decider<RecordDoorAccess, DoorAccessRecorded,
           orgId: null,
           controllerId: command.data.controllerId,
           door: command.data.door,
+          direction: command.data.direction,
           result: command.data.result,
           reason: command.data.result === 'granted' ? null : command.data.reason,
           passId: command.data.passId,

@@ -35,6 +35,7 @@ export const passDeliveryDecider: Decider<RecordDeliveryOutcome, DeliveryDomainE
   initialState: () => ({ email: PENDING, sms: PENDING }),
 
   evolve(state, event) {
+    if (event.type !== 'PassDeliverySucceeded' && event.type !== 'PassDeliveryFailed') return state;
     const { channel, attempt } = event.data;
     const attempts = Math.max(state[channel].attempts, attempt);
     switch (event.type) {
@@ -42,6 +43,8 @@ export const passDeliveryDecider: Decider<RecordDeliveryOutcome, DeliveryDomainE
         return { ...state, [channel]: { status: 'sent', attempts } };
       case 'PassDeliveryFailed':
         return { ...state, [channel]: { status: event.data.final ? 'failed' : 'pending', attempts } };
+      default:
+        return state;
     }
   },
 

@@ -25,6 +25,19 @@ export const passSchema: JsonSchema = {
     arrival_time: nullable('string', { pattern: '^\\d{2}:\\d{2}$' }),
     facility_id: nullable('integer'),
     facility_name: nullable('string'),
+    delivery: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['email', 'sms'],
+      description:
+        "What became of the batch's one email and one SMS: `sent` (the provider accepted it), `failed` (refused, or given up " +
+        'after retries), `pending` (being tried), or null when the guest gave no such address. Optional: absent while the ' +
+        'read model is being rebuilt.',
+      properties: {
+        email: { type: ['string', 'null'], enum: ['sent', 'failed', 'pending', null] },
+        sms: { type: ['string', 'null'], enum: ['sent', 'failed', 'pending', null] },
+      },
+    },
   },
 };
 
@@ -89,9 +102,12 @@ export const passCreateResponseSchema: JsonSchema = {
     qr_value: nullable('string', { description: "First pass's QR value." }),
     qr_values: { type: 'array', items: { type: 'string' }, description: 'Every issued QR value, in creation order.' },
     quantity: { type: 'integer', minimum: 1, maximum: 10 },
-    qr_sent: { type: 'boolean', description: 'Pass email was delivered.' },
-    sms_sent: { type: 'boolean', description: 'Pass SMS was delivered.' },
-    pass_link: nullable('string', { description: 'One shareable page showing all QRs of the batch.' }),
+    qr_sent: {
+      type: 'boolean',
+      description: 'Pass email was delivered: its provider accepted it within DELIVERY_WAIT_MS. False when the email is still being tried; see `delivery` on the pass.',
+    },
+    sms_sent: { type: 'boolean', description: 'Pass SMS was delivered (accepted by the SMS provider within DELIVERY_WAIT_MS).' },
+    pass_link: nullable('string', { description: 'One shareable page showing all QRs of the batch (`{base}/p/{token}`); no sign-in, treat it as a secret.' }),
     message: { type: 'string' },
   },
 };

@@ -24,10 +24,11 @@ export interface PassEventEnvelope {
 }
 
 /**
- * Fields never put on the topic: PassCreated's sealed guest details. They are useless to the
- * door path, and a Kafka topic's retention is not under the erasure rules of the event log.
+ * Fields never put on the topic: PassCreated's sealed guest details and PassRegistered's sealed
+ * registration (name on ID, vehicle). They are useless to the door path, and a Kafka topic's
+ * retention is not under the erasure rules of the event log.
  */
-const OMITTED_FIELDS = new Set(['guest']);
+const OMITTED_FIELDS = new Set(['guest', 'registration']);
 
 /** Pass lifecycle events: `Pass*` types whose data names the pass. Future pass events qualify too. */
 export function isPassEvent(event: Pick<RecordedEvent, 'type' | 'data'>): boolean {

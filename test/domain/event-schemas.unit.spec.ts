@@ -91,15 +91,17 @@ describe('event schemas', () => {
   }
 
   it('refuses guest details in clear beside the sealed box', () => {
+    const version = schemaVersionOf('PassCreated');
     const data = { ...passData(1), firstName: 'Ada' };
-    expect(() => validateEvent('PassCreated', 1, data)).to.throw(Error, /additional properties/);
+    expect(() => validateEvent('PassCreated', version, data)).to.throw(Error, /additional properties/);
     const sealed = { ...passData(1), guest: { ...passData(1).guest, email: 'ada@example.com' } };
-    expect(() => validateEvent('PassCreated', 1, sealed)).to.throw(Error, /guest/);
+    expect(() => validateEvent('PassCreated', version, sealed)).to.throw(Error, /guest/);
   });
 
   it('bounds the sealed box: iv of 12 bytes, tag of 16, ciphertext of at most 65536 characters, base64url only', () => {
+    const version = schemaVersionOf('PassCreated');
     const withGuest = (change: Partial<Record<string, string>>) => ({ ...passData(1), guest: { ...passData(1).guest, ...change } });
-    expect(() => validateEvent('PassCreated', 1, withGuest({ ciphertext: 'A'.repeat(65536) }))).not.to.throw();
+    expect(() => validateEvent('PassCreated', version, withGuest({ ciphertext: 'A'.repeat(65536) }))).not.to.throw();
     for (const change of [
       { ciphertext: 'A'.repeat(65537) },
       { ciphertext: '' },
@@ -109,7 +111,7 @@ describe('event schemas', () => {
       { tag: 'A'.repeat(21) },
       { tag: 'A'.repeat(23) },
     ]) {
-      expect(() => validateEvent('PassCreated', 1, withGuest(change)), JSON.stringify(change).slice(0, 40)).to.throw(Error, /guest/);
+      expect(() => validateEvent('PassCreated', version, withGuest(change)), JSON.stringify(change).slice(0, 40)).to.throw(Error, /guest/);
     }
   });
 
@@ -136,6 +138,14 @@ describe('event schemas', () => {
       expect(() => upcast('PassRevoked', 2, {})).to.throw(Error, /newer than this build/);
       expect(() => upcast('PassRevoked', 0, {})).to.throw(Error, /invalid schema version/);
       expect(() => upcast('NoSuchEvent', 1, {})).to.throw(Error, /unknown event type/);
+    });
+
+    it('reads a DoorAccessRecorded v1 (before exit readers) as an entry', () => {
+      const { direction: _direction, ...v1 } = sampleEvents.DoorAccessRecorded.data;
+      expect(() => validateEvent('DoorAccessRecorded', 1, v1)).not.to.throw();
+      const current = upcast('DoorAccessRecorded', 1, v1);
+      expect(current).to.deep.equal({ schemaVersion: 2, data: { ...v1, direction: 'entry' } });
+      expect(() => validateEvent('DoorAccessRecorded', 2, current.data)).not.to.throw();
     });
 
     it('chains upcasters one version at a time', () => {

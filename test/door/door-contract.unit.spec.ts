@@ -3,6 +3,7 @@ import {
   AllowListDigest,
   asAccessEvent,
   asCredential,
+  asScanRequest,
   digestOf,
   parseControllerTopic,
   parseCredentialTopic,
@@ -44,6 +45,45 @@ describe('door link contract v1', () => {
     expect(asAccessEvent({ access_id: 'nope', door: 'd', result: 'granted', reason: null, credential_id: null, pass_id: null, scanned_at: new Date().toISOString() })).to.equal(null);
     expect(asAccessEvent({ access_id: crypto.randomUUID(), door: 'd', result: 'denied', reason: 'because', credential_id: null, pass_id: null, scanned_at: new Date().toISOString() })).to.equal(null);
   });
+
+  describe('access event `direction` (added within v1)', () => {
+    const access = (extra: Record<string, unknown> = {}) => ({
+      v: 1,
+      access_id: crypto.randomUUID(),
+      door: 'lobby',
+      result: 'granted',
+      reason: null,
+      credential_id: 'gst_0123456789abcdef0123456789abcdef',
+      pass_id: 42,
+      scanned_at: '2026-11-21T17:00:00.000Z',
+      ...extra,
+    });
+
+    it('is an entry when absent: controllers from before exit readers keep working', () => {
+      const old = access();
+      expect(asAccessEvent(old)).to.deep.equal({ ...old, direction: 'entry' });
+    });
+
+    it('takes `entry` and `exit`', () => {
+      expect(asAccessEvent(access({ direction: 'exit' }))?.direction).to.equal('exit');
+      expect(asAccessEvent(access({ direction: 'entry' }))?.direction).to.equal('entry');
+      const deniedExit = asAccessEvent(access({ direction: 'exit', result: 'denied', reason: 'revoked' }));
+      expect(deniedExit).to.include({ direction: 'exit', result: 'denied', reason: 'revoked' });
+    });
+
+    it('refuses any other value, as it refuses other bad fields', () => {
+      for (const direction of ['Exit', 'out', 'in', '', 1, true, null, ['exit'], { exit: true }]) {
+        expect(asAccessEvent(access({ direction })), JSON.stringify(direction)).to.equal(null);
+      }
+    });
+
+    it('simulator scan requests may ask for an exit reader; other values are refused', () => {
+      const request = { v: 1, request_id: crypto.randomUUID(), qr_sha256: 'a'.repeat(64), door: 'main', reply_to: 'guestpass/v1/simulator/scan-replies/x' };
+      expect(asScanRequest(request)).to.not.equal(null);
+      expect(asScanRequest({ ...request, direction: 'exit' })?.direction).to.equal('exit');
+      expect(asScanRequest({ ...request, direction: 'backwards' })).to.equal(null);
+    });
+  });
 });
 
 describe('pass event messages', () => {
@@ -57,6 +97,15 @@ describe('pass event messages', () => {
     const envelope = parsePassEventMessage(message);
     expect(envelope.revision).to.equal(4);
     expect(envelope.data).to.include({ publicId: p.publicId, qrHash: p.qrHash });
+  });
+
+  it('never carry a registration sealed by the guest (PassRegistered)', () => {
+    const p = testPass(3);
+    const registration = { keyId: 'k1', iv: 'AAAAAAAAAAAAAAAA', ciphertext: 'c2VhbGVkLXJlZ2lzdHJhdGlvbg', tag: 'AAAAAAAAAAAAAAAAAAAAAA' };
+    const data = { passId: p.passId, publicId: p.publicId, orgId: 1, facilityId: 3, batchId: crypto.randomUUID(), registration, termsAccepted: true };
+    const message = toPassEventMessage(recorded({ type: 'PassRegistered', data }, 'guest-invites-1-2026-11', 5));
+    expect(message.value).not.to.include('registration').and.not.to.include(registration.ciphertext);
+    expect(parsePassEventMessage(message).data).to.deep.equal({ passId: p.passId, publicId: p.publicId, orgId: 1, facilityId: 3, batchId: data.batchId, termsAccepted: true });
   });
 
   it('selects Pass* events that name a pass, including later ones', () => {
@@ -105,11 +154,30 @@ describe('credential state (gateway)', () => {
     expect(expire(active, new Date(Date.now() + 2000))).to.include({ state: 'expired', version: 0 });
   });
 
-  it('other pass events (PassCheckedIn) leave the allow-list alone', () => {
+  it('other pass events (PassRegistered, PassCheckedIn) leave the allow-list alone', () => {
     const p = testPass(5);
     const active = applyPassEvent(undefined, envelopeOf(passCreated(p), stream, 0), now).next!;
-    const checkIn = envelopeOf({ type: 'PassCheckedIn', data: { passId: p.passId, publicId: p.publicId, orgId: 1, facilityId: 5 } }, stream, 2);
+    const ref = { passId: p.passId, publicId: p.publicId, orgId: 1, facilityId: 5 };
+    const registered = envelopeOf({ type: 'PassRegistered', data: { ...ref, batchId: crypto.randomUUID(), termsAccepted: true } }, stream, 1);
+    expect(applyPassEvent(active, registered, now)).to.deep.equal({ next: null, actions: [] });
+    const checkIn = envelopeOf({ type: 'PassCheckedIn', data: ref }, stream, 2);
     expect(applyPassEvent(active, checkIn, now)).to.deep.equal({ next: null, actions: [] });
+  });
+
+  it('a check-out withdraws the credential from every controller of the facility, as a revocation', () => {
+    const p = testPass(5);
+    const active = applyPassEvent(undefined, envelopeOf(passCreated(p), stream, 0), now).next!;
+    const checkOut = envelopeOf({ type: 'PassCheckedOut', data: { passId: p.passId, publicId: p.publicId, orgId: p.orgId, facilityId: 5 } }, stream, 4);
+    const out = applyPassEvent(active, checkOut, now);
+    // `revoked`: the only removal reason contract v1 has besides `expired` (controllers refuse others).
+    expect(out.next).to.include({ state: 'revoked', version: 4, qrHash: p.qrHash, credentialId: p.publicId });
+    expect(out.actions).to.have.length(1);
+    expect(out.actions[0]).to.include({ kind: 'remove', reason: 'revoked' });
+    // Delivered again: no state change, the removal re-sent; an older event changes nothing.
+    const again = applyPassEvent(out.next!, checkOut, now);
+    expect(again.next).to.equal(null);
+    expect(again.actions.map((a) => a.kind)).to.deep.equal(['remove']);
+    expect(applyPassEvent(out.next!, envelopeOf(passCreated(p), stream, 0), now)).to.deep.equal({ next: null, actions: [] });
   });
 
   it('allow-lists keep a digest per facility and remember recent ones', () => {

@@ -4,10 +4,12 @@
 import { expect } from 'chai';
 import { PASS_EVENTS_TOPIC, DOOR_EVENTS_TOPIC } from '../../shared/pass-bus/pass-bus.js';
 import { toPassEventMessage } from '../../shared/pass-bus/pass-event-message.js';
+import { connectLink, endLink, firstConnect, publish } from '../../door-gateway/mqtt-link.js';
+import { topics } from '../../door-gateway/contract.js';
 import { DOOR_EVENT_SCHEMA, toDoorEventMessage } from '../../shared/pass-bus/door-event-message.js';
 import { DoorGateway, type AckObservation } from '../../door-gateway/door-gateway.js';
 import { KnexDoorCredentialStore } from '../../door-gateway/credential-store.js';
-import type { Ack } from '../../door-gateway/contract.js';
+import type { Ack, AccessEvent } from '../../door-gateway/contract.js';
 import type { ControllerSimulator } from '../../door-gateway/controller-simulator.js';
 import { DoorHarness, uniqueFacilityId, type BrokerKind } from './support/door-harness.js';
 import { requireKafka, requireMosquitto, testLogger } from './support/door-components.js';
@@ -229,6 +231,68 @@ function scenarios(kind: BrokerKind, title: string) {
       });
       await sleep(500);
       expect((await ofPass()).map((e) => e.type)).to.deep.equal(['PassCreated', 'DoorAccessRecorded', 'PassCheckedIn', 'DoorAccessRecorded']);
+    });
+
+    it('a granted scan at an exit reader checks the guest out; every controller of the facility then drops the credential', async () => {
+      const entry = await h.controller(facility);
+      const exit = await h.controller(facility, { direction: 'exit' });
+      const pass = testPass(facility);
+      const stream = await h.createPass(pass);
+      await holds(entry, pass);
+      await holds(exit, pass);
+      const ofPass = async () => (await h.store.readStream(stream)).filter((e) => (e.data as { publicId?: string }).publicId === pass.publicId);
+
+      // Leaving before entering checks no one out, and does not use the pass up.
+      const early = exit.scan({ qrValue: pass.qrValue });
+      expect(early).to.include({ result: 'granted', direction: 'exit' });
+      await early.reported;
+      const first = entry.scan({ qrValue: pass.qrValue });
+      await first.reported;
+      await eventually(async () => expect((await ofPass()).map((e) => e.type)).to.deep.equal(['PassCreated', 'DoorAccessRecorded', 'DoorAccessRecorded', 'PassCheckedIn']), 15_000);
+
+      const leave = exit.scan({ qrValue: pass.qrValue });
+      await leave.reported;
+      await dropped(entry, pass);
+      await dropped(exit, pass);
+      expect(entry.scan({ qrValue: pass.qrValue })).to.include({ result: 'denied', reason: 'revoked' });
+      const types = (await ofPass()).map((e) => e.type);
+      expect(types.slice(4, 6)).to.deep.equal(['DoorAccessRecorded', 'PassCheckedOut']);
+      const checkedOut = (await ofPass()).find((e) => e.type === 'PassCheckedOut')!;
+      expect(checkedOut.data).to.include({ accessId: leave.accessId, controllerId: exit.controllerId, passId: pass.passId, facilityId: facility });
+      const directions = (await ofPass()).filter((e) => e.type === 'DoorAccessRecorded').slice(0, 3).map((e) => (e.data as { direction: string }).direction);
+      expect(directions).to.deep.equal(['exit', 'entry', 'exit']);
+      const row = await h.knex('door_credentials').where({ credential_id: pass.publicId }).first();
+      expect(row).to.include({ state: 'revoked', version: checkedOut.revision });
+    });
+
+    it('a controller from before exit readers (no `direction`) is heard as an entry reader', async () => {
+      const controller = await h.controller(facility);
+      const pass = testPass(facility);
+      const stream = await h.createPass(pass);
+      await holds(controller, pass);
+      const accessId = crypto.randomUUID();
+      const old: Omit<AccessEvent, 'direction'> = {
+        v: 1,
+        access_id: accessId,
+        door: 'main',
+        result: 'granted',
+        reason: null,
+        credential_id: pass.publicId,
+        pass_id: pass.passId,
+        scanned_at: new Date().toISOString(),
+      };
+      const client = connectLink({ url: h.mqttUrl, clientId: `old-controller-${accessId.slice(0, 8)}`, clean: true });
+      try {
+        await firstConnect(client, 10_000);
+        await publish(client, topics.controller(facility, controller.controllerId, 'access'), JSON.stringify(old), false);
+      } finally {
+        await endLink(client);
+      }
+      await eventually(async () => {
+        const events = (await h.store.readStream(stream)).filter((e) => (e.data as { publicId?: string }).publicId === pass.publicId);
+        expect(events.map((e) => e.type)).to.deep.equal(['PassCreated', 'DoorAccessRecorded', 'PassCheckedIn']);
+        expect(events[1]!.data).to.include({ accessId, direction: 'entry' });
+      }, 15_000);
     });
 
     it('clears a credential when valid_until passes (the controller also refuses it on its own)', async () => {

@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { NewEvent, RecordedEvent } from '../../shared/event-store/event-store.js';
 import type { PassCreated, PassRevoked } from '../../shared/domain/events.js';
 import { sha256Hex } from '../../door-gateway/contract.js';
+import { schemaVersionOf } from '../../shared/domain/event-schemas.js';
 import { toPassEventMessage, parsePassEventMessage, type PassEventEnvelope } from '../../shared/pass-bus/pass-event-message.js';
 
 let nextPassId = 1_000_000 + Math.floor(Math.random() * 1_000_000);
@@ -67,7 +68,8 @@ export function passRevoked(p: TestPass): PassRevoked {
   return { type: 'PassRevoked', data: { passId: p.passId, publicId: p.publicId, orgId: p.orgId, facilityId: p.facilityId, qrHash: p.qrHash } };
 }
 
-export function newEvent(event: { type: string; data: unknown }, schemaVersion = 1): NewEvent {
+/** A new event at its type's current schema version unless told otherwise. */
+export function newEvent(event: { type: string; data: unknown }, schemaVersion = schemaVersionOf(event.type)): NewEvent {
   return {
     id: randomUUID(),
     type: event.type,

@@ -172,6 +172,7 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
       orgId: 1,
       controllerId: 'ctrl-1',
       door: 'main',
+      direction: 'entry',
       result: 'granted',
       reason: null,
       passId: 1,

@@ -32,6 +32,9 @@ import { registerClient, type RegisterClientInput } from '../../command-service/
 import { OAUTH_SCOPES } from '../../shared/oauth/scopes.js';
 import { USER_API_RATE_LIMIT } from '../../shared/auth/access-token-auth.js';
 import { createOAuthServices, type FederationConfig, type OAuthServices } from '../../shared/oauth/oauth-services.js';
+import type { MailSender, SmsSender } from '../../shared/delivery/delivery-ports.js';
+import { PostgresDeliveryOutcomes } from '../../shared/delivery/delivery-outcomes.js';
+import { startPassDelivery } from '../../projections/pass-delivery.js';
 
 /** One key-encryption key for every test stack (a test KEK, never used outside tests). */
 const STACK_KEK = Buffer.alloc(32, 7);
@@ -62,6 +65,16 @@ export interface StackOptions extends ServeOptions {
   /** A logger of the test's own (to capture lines); overrides logLevel. */
   readonly logger?: Logger;
   readonly projectionWaitMs?: number;
+  /** Runs pass delivery over these channels (default: none runs, and creates wait for nothing). */
+  readonly delivery?: {
+    readonly mail: MailSender;
+    readonly sms: SmsSender;
+    readonly mailFrom?: string;
+    /** DELIVERY_WAIT_MS (default 5000). */
+    readonly waitMs?: number;
+    /** How often the worker looks at the work list (default 1000 ms). */
+    readonly pollIntervalMs?: number;
+  };
 }
 
 export interface Tenant {
@@ -172,6 +185,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     { onProgress: (p) => watermark.observe(p), onRowsChanged: (names) => watermark.observeRowsChanged(names) },
   );
   await runner.start();
+  const deliveryOutcomes = options.delivery ? new PostgresDeliveryOutcomes(db, store, logger) : undefined;
   const deps: CommandDeps = {
     store,
     handler: new CommandHandler(store),
@@ -181,6 +195,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     watermark,
     readModelChanges: watermark,
     projectionWaitMs: options.projectionWaitMs ?? 5000,
+    deliveryOutcomes,
+    deliveryWaitMs: options.delivery?.waitMs ?? 5000,
   };
 
   const servers = new Set<http.Server>();
@@ -213,6 +229,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   }
 
   const main = await serve(options);
+  const delivery = options.delivery
+    ? await startPassDelivery({
+        knex: db,
+        store,
+        handler: deps.handler,
+        subjectKeys,
+        senders: { mail: options.delivery.mail, sms: options.delivery.sms, mailFrom: options.delivery.mailFrom ?? 'Guest Pass <no-reply@example.test>' },
+        baseUrl: main.baseUrl,
+        logger,
+        onRecorded: (batchId) => deliveryOutcomes?.observe(batchId),
+        pollIntervalMs: options.delivery.pollIntervalMs,
+      })
+    : null;
 
   const seed: Stack['seed'] = {
     async organization(o = {}) {
@@ -299,6 +328,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       for (const server of servers) server.closeAllConnections();
       await Promise.all([...servers].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
       await Promise.all([...oauthServices].map((o) => o.close()));
+      await delivery?.stop();
+      await deliveryOutcomes?.close();
       await runner.stop();
       await watermark.close();
       await store.close();

@@ -17,7 +17,7 @@ import { DoorAccessReactor } from '../../../door-gateway/door-access-reactor.js'
 import { startEmbeddedBroker, type EmbeddedBroker } from '../../../door-gateway/embedded-broker.js';
 import { ControllerSimulator } from '../../../door-gateway/controller-simulator.js';
 import { connectLink, endLink, publish } from '../../../door-gateway/mqtt-link.js';
-import { topics } from '../../../door-gateway/contract.js';
+import { topics, type AccessDirection } from '../../../door-gateway/contract.js';
 import { kafkaTestBus, MOSQUITTO_URL, testLogger } from './door-components.js';
 import { newEvent, passCreated, passRevoked, type TestPass } from '../fixtures.js';
 
@@ -122,13 +122,14 @@ export class DoorHarness {
     return this.reactor;
   }
 
-  async controller(facilityId: number, options: { clean?: boolean; controllerId?: string } = {}): Promise<ControllerSimulator> {
+  async controller(facilityId: number, options: { clean?: boolean; controllerId?: string; direction?: AccessDirection } = {}): Promise<ControllerSimulator> {
     this.facilities.add(facilityId);
     const controller = new ControllerSimulator({
       url: this.mqttUrl,
       facilityId,
       controllerId: options.controllerId ?? `c-${randomBytes(4).toString('hex')}`,
       clean: options.clean ?? false,
+      ...(options.direction ? { direction: options.direction } : {}),
       statusDebounceMs: 100,
       // Periodic reports let the gateway notice messages a broker dropped (queue limits) and resync.
       statusIntervalMs: 2000,

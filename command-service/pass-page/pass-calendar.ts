@@ -1,0 +1,92 @@
+// "Add to calendar": the visit as an iCalendar file (RFC 5545), pure. One VEVENT spanning the
+// passes' validity window in UTC. Lines end in CRLF and are folded at 75 octets (never inside a
+// UTF-8 sequence); TEXT values are escaped (backslash, semicolon, comma, line breaks) and rid of
+// control characters. The file carries no QR value and no link to the page: calendars sync to
+// places a bearer credential should not go.
+import { createHash } from 'node:crypto';
+
+export interface PassCalendarInput {
+  readonly batchId: string;
+  readonly firstName: string;
+  readonly facilityName: string;
+  /** `YYYY-MM-DD` and `HH:MM` or null. */
+  readonly arrivalDate: string;
+  readonly arrivalTime: string | null;
+  readonly validFrom: Date;
+  readonly validUntil: Date;
+  readonly invitedBy: string | null;
+  /** DTSTAMP: when the file was made. */
+  readonly now: Date;
+}
+
+export const PASS_CALENDAR_FILENAME = 'guest-pass.ics';
+
+/** An instant in the UTC form of DATE-TIME (RFC 5545 §3.3.5, form #2): `20261201T093000Z`. */
+export function icsUtc(instant: Date): string {
+  return instant.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+}
+
+/** A TEXT value (§3.3.11): backslash, semicolon and comma escaped, line breaks as `\n`, other controls dropped. */
+export function icsText(value: string): string {
+  return value
+    .replace(/\r\n?/g, '\n')
+    .replace(/[\\;,]/g, (c) => `\\${c}`)
+    .replace(/\n/g, '\\n')
+    .replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, '');
+}
+
+/** Folds a content line (§3.1): at most 75 octets a line, continuations start with one space. */
+export function foldLine(line: string): string {
+  const parts: string[] = [];
+  let current = '';
+  let octets = 0;
+  for (const char of line) {
+    const size = Buffer.byteLength(char, 'utf8');
+    // The first line holds 75 octets; a continuation holds 74 after its leading space.
+    if (octets + size > (parts.length === 0 ? 75 : 74)) {
+      parts.push(current);
+      current = '';
+      octets = 0;
+    }
+    current += char;
+    octets += size;
+  }
+  parts.push(current);
+  return parts.join('\r\n ');
+}
+
+/** A stable UID for the batch's event that does not reveal the batch id itself. */
+export function passCalendarUid(batchId: string): string {
+  return `${createHash('sha256').update(`guestpass pass page event ${batchId}`, 'utf8').digest('hex').slice(0, 32)}@guestpass`;
+}
+
+export function passCalendar(input: PassCalendarInput): string {
+  const arrival = input.arrivalTime === null ? input.arrivalDate : `${input.arrivalDate} ${input.arrivalTime}`;
+  const description = [
+    `Guest pass for ${input.firstName} at ${input.facilityName}.`,
+    `Arrival: ${arrival}.`,
+    input.invitedBy !== null ? `Invited by ${input.invitedBy}.` : null,
+    'Open your pass page to show the QR code at the entrance.',
+  ]
+    .filter((line): line is string => line !== null)
+    .join('\n');
+  const lines = [
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    'PRODID:-//Guest Pass//Pass page//EN',
+    'CALSCALE:GREGORIAN',
+    'METHOD:PUBLISH',
+    'BEGIN:VEVENT',
+    `UID:${passCalendarUid(input.batchId)}`,
+    `DTSTAMP:${icsUtc(input.now)}`,
+    `DTSTART:${icsUtc(input.validFrom)}`,
+    `DTEND:${icsUtc(input.validUntil)}`,
+    `SUMMARY:${icsText(`Guest visit: ${input.facilityName}`)}`,
+    `LOCATION:${icsText(input.facilityName)}`,
+    `DESCRIPTION:${icsText(description)}`,
+    'TRANSP:TRANSPARENT',
+    'END:VEVENT',
+    'END:VCALENDAR',
+  ];
+  return lines.map(foldLine).join('\r\n') + '\r\n';
+}

@@ -1,0 +1,60 @@
+// Pass delivery as a process runs it: the reactor that puts new batches on the work list and the
+// worker that sends, over the channels the configuration names. Used by the projections process,
+// `npm start` and the test stack.
+import type { Knex } from 'knex';
+import type { Logger } from '../shared/logger.js';
+import type { EventStore } from '../shared/event-store/event-store.js';
+import type { CommandHandler } from '../shared/event-store/command-handler.js';
+import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
+import type { MailSender, SmsSender } from '../shared/delivery/delivery-ports.js';
+import { PassDeliveryReactor } from './pass-delivery-reactor.js';
+import { PassDeliveryWorker } from './pass-delivery-worker.js';
+
+export interface PassDeliveryDeps {
+  readonly knex: Knex;
+  readonly store: EventStore;
+  readonly handler: CommandHandler;
+  readonly subjectKeys: SubjectKeyStore;
+  readonly senders: { readonly mail: MailSender; readonly sms: SmsSender; readonly mailFrom: string };
+  /** The address guests reach the service at: the pass links. */
+  readonly baseUrl: string;
+  readonly logger?: Logger;
+  /** Told of each batch whose outcome was recorded here (an in-process create waits on it). */
+  readonly onRecorded?: (batchId: string) => void;
+  readonly pollIntervalMs?: number;
+}
+
+export interface RunningPassDelivery {
+  readonly reactor: PassDeliveryReactor;
+  readonly worker: PassDeliveryWorker;
+  /** Stops scheduling, finishes the batches in hand, closes the channels. */
+  stop(): Promise<void>;
+}
+
+export async function startPassDelivery(deps: PassDeliveryDeps): Promise<RunningPassDelivery> {
+  const worker = new PassDeliveryWorker({
+    knex: deps.knex,
+    store: deps.store,
+    handler: deps.handler,
+    subjectKeys: deps.subjectKeys,
+    mail: deps.senders.mail,
+    sms: deps.senders.sms,
+    mailFrom: deps.senders.mailFrom,
+    baseUrl: deps.baseUrl,
+    logger: deps.logger,
+    onRecorded: deps.onRecorded,
+    pollIntervalMs: deps.pollIntervalMs,
+  });
+  const reactor = new PassDeliveryReactor({ store: deps.store, knex: deps.knex, logger: deps.logger, onScheduled: () => worker.poke() });
+  worker.start();
+  await reactor.start();
+  return {
+    reactor,
+    worker,
+    async stop() {
+      await reactor.stop();
+      await worker.stop();
+      await Promise.all([deps.senders.mail.close(), deps.senders.sms.close()]);
+    },
+  };
+}

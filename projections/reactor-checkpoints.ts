@@ -1,0 +1,39 @@
+// Reactors' checkpoints (table forwarder_checkpoints, migration 004): one row per reactor name,
+// the position of the last event whose effects are done. Shared by the pass event forwarder and
+// the pass delivery reactor.
+import type { Knex } from 'knex';
+import { START, type Position } from '../shared/event-store/event-store.js';
+
+interface CheckpointRow {
+  name: string;
+  commit_position: string;
+  prepare_position: string;
+  events_forwarded: string | number;
+}
+
+export interface ReactorCheckpoint {
+  readonly position: Position;
+  /** Events the reactor acted on, all time. */
+  readonly count: number;
+}
+
+export async function readReactorCheckpoint(knex: Knex, name: string): Promise<ReactorCheckpoint> {
+  const row = await knex('forwarder_checkpoints').where({ name }).first<CheckpointRow | undefined>();
+  if (!row) return { position: START, count: 0 };
+  return { position: { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) }, count: Number(row.events_forwarded) };
+}
+
+/** Never moves backwards, even if a second reactor of the same name ran ahead meanwhile. */
+export async function writeReactorCheckpoint(knex: Knex | Knex.Transaction, name: string, position: Position, count: number): Promise<void> {
+  await knex.raw(
+    `INSERT INTO forwarder_checkpoints AS c (name, commit_position, prepare_position, events_forwarded, updated_at)
+     VALUES (?, ?, ?, ?, now())
+     ON CONFLICT (name) DO UPDATE SET
+       commit_position = excluded.commit_position,
+       prepare_position = excluded.prepare_position,
+       events_forwarded = c.events_forwarded + excluded.events_forwarded,
+       updated_at = now()
+     WHERE (c.commit_position, c.prepare_position) < (excluded.commit_position, excluded.prepare_position)`,
+    [name, position.commit.toString(), position.prepare.toString(), count],
+  );
+}
