@@ -149,6 +149,6 @@ export async function createPasses(
     throw error;
   }
 
-  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.passList, READ_MODELS.organizations, READ_MODELS.inviteAllowanceUsage]);
+  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.passList, READ_MODELS.passBatches, READ_MODELS.organizations, READ_MODELS.inviteAllowanceUsage]);
   return { passes: issued, batchId, passLinkToken, position: result.position };
 }

@@ -109,6 +109,7 @@ export function composePassEmail(content: PassMessageContent, to: string, option
   const firstName = oneLine(content.guestFirstName);
   const invitedBy = content.invitedBy === null ? '' : oneLine(content.invitedBy);
   const passes = passCountText(content.passCount);
+  const guestPasses = content.passCount === 1 ? 'a guest pass' : `${content.passCount} guest passes`;
   const subject = content.passCount === 1 ? `Your guest pass for ${facility}` : `Your ${content.passCount} guest passes for ${facility}`;
   const facts: Array<[string, string]> = [
     ['Facility', facility],
@@ -121,7 +122,7 @@ export function composePassEmail(content: PassMessageContent, to: string, option
   const text = [
     `Hello ${firstName},`,
     '',
-    `You have ${content.passCount === 1 ? 'a guest pass' : `${passes}`} for ${facility}.`,
+    `You have ${guestPasses} for ${facility}.`,
     '',
     ...facts.map(([label, value]) => `${label}: ${value}`),
     '',
@@ -144,7 +145,7 @@ export function composePassEmail(content: PassMessageContent, to: string, option
 <body style="margin:0;padding:24px;background-color:#f4f4f5;font-family:Arial,Helvetica,sans-serif;font-size:16px;line-height:1.5;color:#1f2328">
 <div style="max-width:560px;margin:0 auto;padding:24px;background-color:#ffffff;border-radius:8px">
 <p style="margin:0 0 16px 0">Hello ${firstName},</p>
-<p style="margin:0 0 16px 0">You have ${content.passCount === 1 ? 'a guest pass' : passes} for <strong>${facility}</strong>.</p>
+<p style="margin:0 0 16px 0">You have ${guestPasses} for <strong>${facility}</strong>.</p>
 <table role="presentation" style="border-collapse:collapse;margin:0 0 24px 0">
 ${facts.map(row)}
 </table>

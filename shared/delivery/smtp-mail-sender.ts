@@ -101,6 +101,9 @@ export class SmtpMailSender implements MailSender {
       ...(options.tls ? { tls: options.tls } : {}),
     };
     this.transport = nodemailer.createTransport(transportOptions);
+    // Each send reports its own failure; an error of an idle pooled connection (the server hung
+    // up) must not become an unhandled 'error' event that ends the process.
+    this.transport.on('error', () => undefined);
   }
 
   async send(mail: OutgoingMail): Promise<SendReceipt> {

@@ -57,6 +57,7 @@ describe('pass message composition', () => {
       expect(mail.to).to.equal('ada@example.com');
       expect(mail.from).to.equal('Guest Pass <no-reply@passes.example.com>');
       expect(mail.text).to.include('Hello Ada,');
+      expect(mail.text).to.include('You have 3 guest passes for Main entrance.');
       expect(mail.text).to.include('Facility: Main entrance');
       expect(mail.text).to.include('Arrival: Tuesday 1 December 2026 at 09:30 UTC');
       expect(mail.text).to.include('Valid: from Tuesday 1 December 2026, 09:00 UTC until Tuesday 1 December 2026, 18:00 UTC');

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { open, seal, SealedBoxError } from '../../shared/crypto/sealed-box.js';
 import type { Sealed } from '../../shared/domain/events.js';
-import { validateEvent } from '../../shared/domain/event-schemas.js';
+import { schemaVersionOf, validateEvent } from '../../shared/domain/event-schemas.js';
 import { guestDetails, passData } from '../support/domain-fixtures.js';
 
 const newKey = () => ({ keyId: randomUUID(), key: randomBytes(32) });
@@ -35,7 +35,7 @@ describe('sealed box', () => {
 
   it('fits the PassCreated schema', () => {
     const guest = seal(newKey(), guestDetails());
-    expect(() => validateEvent('PassCreated', 1, { ...passData(1), guest })).not.to.throw();
+    expect(() => validateEvent('PassCreated', schemaVersionOf('PassCreated'), { ...passData(1), guest })).not.to.throw();
   });
 
   describe('detects tampering', () => {

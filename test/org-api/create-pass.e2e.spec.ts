@@ -25,7 +25,9 @@ describe('organization API: create passes (POST /api/v1/org/passes)', function (
     const res = await create(passBody(tenant.facilityId));
     expect(res.status).to.equal(201);
     expectShape(res.body, passCreateResponseSchema);
-    expect(res.body).to.include({ success: true, quantity: 1, qr_sent: false, sms_sent: false, pass_link: null });
+    // No delivery runs in this stack: nothing is reported sent, and the batch still has its page.
+    expect(res.body).to.include({ success: true, quantity: 1, qr_sent: false, sms_sent: false });
+    expect(res.body.pass_link).to.match(new RegExp(`^${stack.baseUrl}/p/[A-Za-z0-9_-]{32}$`));
     expect(res.body.id).to.be.a('number');
     expect(res.body.public_id).to.match(/^gst_[0-9a-f]{32}$/);
     expect(res.body.qr_values).to.deep.equal([res.body.qr_value]);

@@ -3,7 +3,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { createEventStore } from '../../shared/event-store/create-event-store.js';
-import { eventSchemas } from '../../shared/domain/event-schemas.js';
+import { eventSchemas, schemaVersionOf } from '../../shared/domain/event-schemas.js';
 import { streams, type DomainEvent, type GuestDetails } from '../../shared/domain/events.js';
 import type { EventStore, NewEvent, Position, RecordedEvent } from '../../shared/event-store/event-store.js';
 import { comparePositions, START } from '../../shared/event-store/event-store.js';
@@ -45,7 +45,7 @@ function newEvent(event: DomainEvent, occurredAt = new Date()): NewEvent {
     id: randomUUID(),
     type: event.type,
     data: event.data,
-    metadata: { correlationId: randomUUID(), causationId: null, actor: { kind: 'operator' }, occurredAt: occurredAt.toISOString(), schemaVersion: 1 },
+    metadata: { correlationId: randomUUID(), causationId: null, actor: { kind: 'operator' }, occurredAt: occurredAt.toISOString(), schemaVersion: schemaVersionOf(event.type) },
   };
 }
 
