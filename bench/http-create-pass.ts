@@ -1,4 +1,4 @@
-// Single-pass create through HTTP: `npx tsx bench/http-create-pass.ts [--seconds 15] [--concurrency 10] [--admins 1]`.
+// Single-pass create through HTTP: `npx tsx bench/http-create-pass.ts [--seconds 15] [--concurrency 10] [--admins 1] [--delivery-only]`.
 // Runs the real stack in-process (embedded PostgreSQL, or DATABASE_URL's server; PostgreSQL event
 // store; projection runner; command and query apps behind the gateway on an ephemeral port) and
 // drives POST /api/v1/org/passes with one organization API key, `concurrency` requests in flight
@@ -7,6 +7,11 @@
 // so one key's creates are appended one after another; `--admins N` spreads the load over N admins
 // with a key each, to show what the stack does when that stream is not the limit.
 // Targets: at least 500 creates/s, p99 under 50 ms.
+//
+// Then the same with pass delivery (issue 15): a second stack whose delivery worker sends each
+// batch's email and SMS to a real SMTP server (smtp-server) and an SMS webhook, both in a process
+// of their own; every create waits for its two messages to be accepted (DELIVERY_WAIT_MS), as
+// in production. Target: at least 200 batches/s, and no worse than 0.7x the run without delivery.
 import { Pool } from 'undici';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -17,16 +22,70 @@ import { percentile } from './percentile.js';
 import { numberOption } from './command-line-options.js';
 import { machineCpuSeconds, processCpuSeconds } from './oauth-bench/machine-cpu.js';
 import { withServiceNodeFlags } from './service-node-flags.js';
+import { startLocalSmsWebhook, startLocalSmtp } from '../test/delivery/local-providers.js';
+import { SmtpMailSender } from '../shared/delivery/smtp-mail-sender.js';
+import { SmsWebhookSender } from '../shared/delivery/sms-webhook-sender.js';
 
 const SECONDS = numberOption('seconds', 15);
 const CONCURRENCY = numberOption('concurrency', 10);
 const ADMINS = numberOption('admins', 1);
+const DELIVERY_ONLY = process.argv.includes('--delivery-only');
 // Long enough for JIT and for autovacuum to analyse the fresh tables (plans made on empty tables are poor).
 const WARMUP_MS = 5000;
 
+interface PhaseResult {
+  readonly throughput: number;
+  readonly p99: number;
+}
+
 async function main(): Promise<void> {
-  console.log(`starting the stack on ${databaseKind()} PostgreSQL ...`);
-  const stack = await startStack({ label: 'bench_create' });
+  const plain = DELIVERY_ONLY ? null : await phase(null);
+  const providers = await startProviders();
+  const delivered = await phase(providers);
+  providers.child.kill();
+  if (plain) {
+    const ratio = delivered.throughput / plain.throughput;
+    console.log('');
+    console.log(
+      `with delivery / without: ${delivered.throughput.toFixed(0)} / ${plain.throughput.toFixed(0)} creates/s = ${ratio.toFixed(2)}x` +
+        `   (target >= 200/s: ${delivered.throughput >= 200 ? 'met' : 'NOT met'}; >= 0.7x: ${ratio >= 0.7 ? 'met' : 'NOT met'})`,
+    );
+  }
+  await stopTestDatabases();
+}
+
+interface Providers {
+  readonly child: ReturnType<typeof fork>;
+  readonly smtpUrl: string;
+  readonly smsUrl: string;
+}
+
+/** The SMTP server and SMS webhook, in a process of their own (their CPU is not the service's). */
+async function startProviders(): Promise<Providers> {
+  const child = fork(fileURLToPath(import.meta.url), ['--providers'], { execArgv: process.execArgv });
+  const urls = await new Promise<{ smtpUrl: string; smsUrl: string }>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as { smtpUrl: string; smsUrl: string }));
+    child.once('error', reject);
+  });
+  return { child, ...urls };
+}
+
+async function providers(): Promise<void> {
+  const [smtp, sms] = await Promise.all([startLocalSmtp(), startLocalSmsWebhook()]);
+  // Kept to count; a bench's few thousand messages are a few megabytes.
+  process.send!({ smtpUrl: smtp.url, smsUrl: sms.url });
+  process.on('disconnect', () => process.exit(0));
+}
+
+async function phase(providers: Providers | null): Promise<PhaseResult> {
+  const title = providers ? 'with email and SMS delivery' : 'without delivery';
+  console.log(`starting the stack (${title}) on ${databaseKind()} PostgreSQL ...`);
+  const stack = await startStack({
+    label: providers ? 'bench_create_delivery' : 'bench_create',
+    delivery: providers
+      ? { mail: new SmtpMailSender(providers.smtpUrl, { maxConnections: 4 }), sms: new SmsWebhookSender({ url: providers.smsUrl, authToken: null }) }
+      : undefined,
+  });
   // The admin's monthly allowance is set far above what the run can create.
   const orgId = await stack.seed.organization({ inviteAllowance: 1_000_000 });
   const facilityId = await stack.seed.facility(orgId);
@@ -40,7 +99,10 @@ async function main(): Promise<void> {
   // would take the CPU it measures.
   const child = fork(fileURLToPath(import.meta.url), ['--client'], {
     execArgv: process.execArgv,
-    env: { ...process.env, BENCH_SPEC: JSON.stringify({ baseUrl: stack.baseUrl, apiKeys, facilityId, concurrency: CONCURRENCY, seconds: SECONDS }) },
+    env: {
+      ...process.env,
+      BENCH_SPEC: JSON.stringify({ baseUrl: stack.baseUrl, apiKeys, facilityId, concurrency: CONCURRENCY, seconds: SECONDS, delivery: providers !== null }),
+    },
   });
   // CPU over the measured window: this process (the whole stack), PostgreSQL's processes (those
   // of the pool as grown by the warm-up, and its writers), the machine.
@@ -74,12 +136,13 @@ async function main(): Promise<void> {
   const p99 = percentile(latencies, 99);
   const ms = (v: number) => `${v.toFixed(1)} ms`;
   console.log('');
-  console.log('single-pass create, POST /api/v1/org/passes (HTTP, stack in one process, load from another, read-your-writes)');
+  console.log(`single-pass create ${title}, POST /api/v1/org/passes (HTTP, stack in one process, load from another, read-your-writes)`);
   console.log(`  requests      ${latencies.length} in ${elapsed.toFixed(1)} s, concurrency ${CONCURRENCY}, ${ADMINS} admin key(s)`);
   console.log(`  created       ${ok}${failed.size ? `, failed ${JSON.stringify(Object.fromEntries(failed))}` : ''}`);
-  console.log(`  throughput    ${throughput.toFixed(0)} creates/s   (target >= 500/s: ${throughput >= 500 ? 'met' : 'NOT met'})`);
+  const target = providers ? 200 : 500;
+  console.log(`  throughput    ${throughput.toFixed(0)} creates/s   (target >= ${target}/s: ${throughput >= target ? 'met' : 'NOT met'})`);
   console.log(`  latency       p50 ${ms(percentile(latencies, 50))}   p95 ${ms(percentile(latencies, 95))}   p99 ${ms(p99)}   max ${ms(latencies.at(-1) ?? NaN)}`);
-  console.log(`  p99 target    < 50 ms: ${p99 < 50 ? 'met' : 'NOT met'}`);
+  if (!providers) console.log(`  p99 target    < 50 ms: ${p99 < 50 ? 'met' : 'NOT met'}`);
   const perCreate = (seconds: number) => `${((seconds * 1000) / Math.max(1, latencies.length)).toFixed(2)} ms`;
   const machineBusy = before!.machine && machineAfter ? machineAfter.busy - before!.machine.busy : NaN;
   console.log(
@@ -88,8 +151,12 @@ async function main(): Promise<void> {
   );
   console.log(`  machine       ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (other work on the machine skews the tail)`);
 
+  if (providers) {
+    const [sent] = (await stack.db('pass_batches').where({ email_delivery: 'sent', sms_delivery: 'sent' }).count('* as n')) as Array<{ n: string }>;
+    console.log(`  delivered     ${sent?.n} batches with both messages accepted (warm-up included)`);
+  }
   await stack.stop();
-  await stopTestDatabases();
+  return { throughput, p99 };
 }
 
 interface ClientResult {
@@ -103,11 +170,12 @@ interface ClientResult {
 
 /** The load generator: warm-up, then `concurrency` requests in flight for the measured time. */
 async function client(): Promise<void> {
-  const spec = JSON.parse(process.env.BENCH_SPEC!) as { baseUrl: string; apiKeys: string[]; facilityId: number; concurrency: number; seconds: number };
+  const spec = JSON.parse(process.env.BENCH_SPEC!) as { baseUrl: string; apiKeys: string[]; facilityId: number; concurrency: number; seconds: number; delivery: boolean };
   // undici rather than node:http: less CPU per request, and every cycle the load generator
   // spends is taken from the two cores the server runs on.
   const pool = new Pool(spec.baseUrl, { connections: spec.concurrency, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 });
-  const body = JSON.stringify(passBody(spec.facilityId, { first_name: 'Bench', email: 'bench@example.com' }));
+  // The same body in both runs: without delivery nothing is sent, nor waited for.
+  const body = JSON.stringify(passBody(spec.facilityId, { first_name: 'Bench', email: 'bench@example.com', phone: '+15551234567' }));
   const create = async (apiKey: string): Promise<number> => {
     const res = await pool.request({
       method: 'POST',
@@ -151,8 +219,9 @@ async function client(): Promise<void> {
 }
 
 withServiceNodeFlags();
-(process.argv.includes('--client') ? client() : main()).then(
-  () => process.argv.includes('--client') || process.exit(0),
+const role = process.argv.includes('--client') ? client() : process.argv.includes('--providers') ? providers() : main();
+role.then(
+  () => process.argv.includes('--client') || process.argv.includes('--providers') || process.exit(0),
   (error: unknown) => {
     console.error(error);
     void stopTestDatabases().finally(() => process.exit(1));

@@ -66,7 +66,8 @@ export const passBatchesProjection: Projection<WrittenPassBatchRow> = {
       case 'PassDeliveryFailed': {
         if (!row) return undefined;
         const column = DELIVERY_COLUMN[event.data.channel];
-        if (row[column] === 'sent') return undefined; // a success is final
+        // No address, no delivery (an erased guest's outcomes name both channels); a success is final.
+        if (row[column] === null || row[column] === 'sent') return undefined;
         const status = event.type === 'PassDeliverySucceeded' ? 'sent' : event.data.final ? 'failed' : 'pending';
         return row[column] === status ? undefined : { ...row, [column]: status };
       }

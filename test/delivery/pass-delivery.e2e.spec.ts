@@ -11,6 +11,7 @@ import { streams } from '../../shared/domain/events.js';
 import { rebuildProjections } from '../../projections/rebuild.js';
 import { READ_MODELS } from '../../shared/db/read-models.js';
 import { startPassDelivery } from '../../projections/pass-delivery.js';
+import { freePort } from '../../shared/db/embedded-postgres.js';
 
 /** Polls `check` until it returns a value, for at most `ms`. */
 async function eventually<T>(check: () => Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
@@ -177,5 +178,49 @@ describe('pass delivery (SMTP and an SMS webhook, end to end)', function () {
     await rebuildProjections(undefined, { knex: stack.db, store: stack.store, subjectKeys: stack.deps.subjectKeys, logger: stack.logger });
     expect(smtp.received.length).to.equal(mails);
     expect(sms.requests.length).to.equal(texts);
+  });
+});
+
+describe('pass delivery while the providers are down', function () {
+  this.timeout(60_000);
+  let stack: Stack;
+  let tenant: Tenant;
+
+  before(async () => {
+    // Nothing listens on these ports: every attempt fails at once, as a transient failure.
+    const closed = await freePort();
+    stack = await startStack({
+      label: 'delivery-down',
+      delivery: {
+        mail: new SmtpMailSender(`smtp://127.0.0.1:${closed}`),
+        sms: new SmsWebhookSender({ url: `http://127.0.0.1:${closed}/sms`, authToken: null }),
+        waitMs: 300,
+        pollIntervalMs: 100,
+      },
+    });
+    tenant = await stack.seed.tenant();
+  });
+
+  after(() => stack?.stop());
+
+  it('answers the create with nothing sent, and the pass shows its delivery pending while retries go on', async () => {
+    const guest = uniqueGuest();
+    const res = await stack.request('POST', '/api/v1/org/passes', {
+      apiKey: tenant.apiKey,
+      json: passBody(tenant.facilityId, { email: guest.email, phone: guest.phone }),
+    });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body).to.include({ qr_sent: false, sms_sent: false });
+    const batchId = (await stack.db(READ_MODELS.passList).where({ public_id: res.body.public_id }).first('batch_id')).batch_id as string;
+    const failures = await eventually(async () => {
+      const events = await stack.store.readStream(streams.passDelivery(batchId));
+      return events.length === 2 ? events : null;
+    });
+    for (const event of failures) expect(event.data).to.include({ attempt: 1, errorClass: 'provider_unavailable', final: false });
+    const job = await stack.db('pass_delivery_jobs').where({ batch_id: batchId }).first();
+    expect(job.done).to.equal(false);
+    expect(new Date(job.next_attempt_at).getTime()).to.be.greaterThan(Date.now() - 1000);
+    const list = await stack.request('GET', '/api/v1/org/passes', { apiKey: tenant.apiKey });
+    expect(list.body.items.find((p: { public_id: string }) => p.public_id === res.body.public_id).delivery).to.deep.equal({ email: 'pending', sms: 'pending' });
   });
 });

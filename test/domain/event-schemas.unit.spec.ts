@@ -148,6 +148,12 @@ describe('event schemas', () => {
       expect(() => validateEvent('DoorAccessRecorded', 2, current.data)).not.to.throw();
     });
 
+    it('reads a PassCreated from before the pass page (v1) as a batch without a link', () => {
+      const { passLinkHash: _, ...v1 } = sampleEvents.PassCreated.data;
+      expect(() => validateEvent('PassCreated', 1, v1)).not.to.throw();
+      expect(upcast('PassCreated', 1, v1)).to.deep.equal({ schemaVersion: 2, data: { ...v1, passLinkHash: null } });
+    });
+
     it('chains upcasters one version at a time', () => {
       const upcasters = {
         1: (d: unknown) => ({ ...(d as object), v2: true }),

@@ -102,6 +102,43 @@ describe('guest invites decider', () => {
     });
   });
 
+  describe('RegisterGuest', () => {
+    const batchId = passData(1).batchId;
+    const registration = sampleEvents.PassRegistered.data.registration;
+    const register = (now = '2026-03-01T10:00:00.000Z', id = batchId): GuestInvitesCommand => ({
+      type: 'RegisterGuest',
+      data: { batchId: id, registration, termsAccepted: false, now },
+    });
+    const registered = (n: number): GuestInvitesEvent => ({
+      type: 'PassRegistered',
+      data: { passId: n, publicId: publicId(n), orgId: 1, facilityId: 10, batchId, registration, termsAccepted: false },
+    });
+
+    it('moves every expected pass of the batch to registered, and only that batch', () => {
+      const otherBatch: GuestInvitesEvent = { type: 'PassCreated', data: passData(3, { batchId: 'another-batch' }) };
+      spec.given([createdEvent(1), createdEvent(2), otherBatch]).when(register()).thenInspect((events, state) => {
+        expect(events).to.deep.equal([registered(1), registered(2)]);
+        expect(state.passes.get(publicId(1))?.status).to.equal('registered');
+        expect(state.passes.get(publicId(3))?.status).to.equal('expected');
+      });
+    });
+
+    it('is idempotent: a registered batch records nothing, and a revoked pass of it stays cancelled', () => {
+      spec.given([createdEvent(1), registered(1)]).when(register()).thenNothing();
+      spec.given([createdEvent(1), createdEvent(2), revokedEvent(2)]).when(register()).then([registered(1)]);
+    });
+
+    it('is 409 when no pass of the batch is active within its window, 404 for an unknown batch', () => {
+      spec.given([createdEvent(1), revokedEvent(1)]).when(register()).thenThrows(ConflictError);
+      spec.given([createdEvent(1)]).when(register('2026-03-02T00:00:00.000Z')).thenThrows(ConflictError);
+      spec.given([createdEvent(1)]).when(register(undefined, 'no-such-batch')).thenThrows(NotFoundError);
+    });
+
+    it('still lets a registered pass be revoked (it is active)', () => {
+      spec.given([createdEvent(1), registered(1)]).when(revoke(1)).then([revokedEvent(1)]);
+    });
+  });
+
   it('folds past event types it does not know instead of breaking the stream', () => {
     const unknown = { type: 'PassBadgePrinted', data: { publicId: publicId(1) } } as unknown as GuestInvitesEvent;
     spec.given([createdEvent(1), unknown]).when(revoke(1)).then([revokedEvent(1)]);
