@@ -16,6 +16,7 @@ import { Stopped, StoppableRetry, type RetryOptions } from './stoppable-retry.js
 import type { Reactor } from './reactor.js';
 
 export const PASS_DELIVERY_REACTOR = 'pass-delivery';
+const CHECKPOINT_INTERVAL_MS = 1000;
 
 export interface PassDeliveryReactorOptions {
   readonly store: EventStore;
@@ -59,6 +60,7 @@ export class PassDeliveryReactor implements Reactor {
   private subscription: Subscription | null = null;
   private readonly retry: StoppableRetry;
   private position: Position = START;
+  private checkpointedAt = 0;
 
   constructor(private readonly options: PassDeliveryReactorOptions) {
     this.retry = new StoppableRetry('pass delivery reactor', options.logger, options.retry);
@@ -96,6 +98,13 @@ export class PassDeliveryReactor implements Reactor {
     if (!last || comparePositions(last.position, this.position) <= 0) return;
     const fresh = events.filter((e) => comparePositions(e.position, this.position) > 0);
     const jobs = deliveryJobsOf(fresh, new Date());
+    // Most of the log schedules nothing (sign-ins, deliveries' own outcomes): such batches move
+    // the position in memory and store it at most every CHECKPOINT_INTERVAL_MS. A crash before
+    // then reads them again, which schedules nothing either.
+    if (jobs.length === 0 && Date.now() - this.checkpointedAt < CHECKPOINT_INTERVAL_MS) {
+      this.position = last.position;
+      return;
+    }
     await this.retry.run('schedule', () =>
       this.options.knex.transaction(async (trx) => {
         if (jobs.length > 0) await trx('pass_delivery_jobs').insert(jobs).onConflict('batch_id').ignore();
@@ -103,6 +112,7 @@ export class PassDeliveryReactor implements Reactor {
       }),
     );
     this.position = last.position;
+    this.checkpointedAt = Date.now();
     if (jobs.length > 0) this.options.onScheduled?.();
   }
 }

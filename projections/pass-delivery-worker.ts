@@ -172,6 +172,7 @@ export class PassDeliveryWorker {
 
   private async deliver(job: DueJob): Promise<void> {
     const { store, knex } = this.options;
+    // The PassCreated by revision with maxCount 1: its stream holds a month of an inviter's passes.
     const [deliveryEvents, [created]] = await Promise.all([
       store.readStream(streams.passDelivery(job.batch_id)),
       store.readStream(job.stream_name, { fromRevision: job.stream_revision, maxCount: 1 }),
@@ -190,7 +191,8 @@ export class PassDeliveryWorker {
       now,
     });
 
-    const outcomes = await Promise.all(steps.map(async (step) => ({ step, outcome: await this.attempt(step, pass, guest, job.batch_id) })));
+    const content = guest?.passLinkToken && steps.some((s) => s.action === 'send') ? await this.content(pass, guest, guest.passLinkToken) : null;
+    const outcomes = await Promise.all(steps.map(async (step) => ({ step, outcome: await this.attempt(step, guest, content, job.batch_id) })));
     if (outcomes.length > 0) {
       try {
         await this.record(created, pass, outcomes);
@@ -208,17 +210,15 @@ export class PassDeliveryWorker {
     // A transient failure is tried again later (all channels of a batch keep in step); anything
     // else leaves nothing to do.
     const retryAttempt = outcomes.find(({ outcome }) => outcome.kind === 'failed' && !outcome.final)?.step.attempt;
-    await knex('pass_delivery_jobs')
-      .where({ batch_id: job.batch_id })
-      .update(
-        retryAttempt !== undefined
-          ? { next_attempt_at: nextAttemptAt(retryAttempt, now), updated_at: knex.fn.now() }
-          : { done: true, updated_at: knex.fn.now() },
-      );
-    if (outcomes.length > 0) {
-      await knex.raw('SELECT pg_notify(?, ?)', [DELIVERY_NOTIFY_CHANNEL, job.batch_id]).catch(() => undefined);
-      this.options.onRecorded?.(job.batch_id);
-    }
+    // The work list and the waiters of other processes in one statement.
+    await knex.raw(
+      `WITH job AS (
+         UPDATE pass_delivery_jobs SET done = ?, next_attempt_at = coalesce(?, next_attempt_at), updated_at = now() WHERE batch_id = ? RETURNING batch_id
+       )
+       SELECT pg_notify(?, batch_id) FROM job WHERE ?`,
+      [retryAttempt === undefined, retryAttempt === undefined ? null : nextAttemptAt(retryAttempt, now), job.batch_id, DELIVERY_NOTIFY_CHANNEL, outcomes.length > 0],
+    );
+    if (outcomes.length > 0) this.options.onRecorded?.(job.batch_id);
   }
 
   /** The guest's details, or null when the batch's key is gone (erased). */
@@ -228,10 +228,9 @@ export class PassDeliveryWorker {
     return key ? open<GuestDetails>(key, pass.guest) : null;
   }
 
-  private async attempt(step: PlannedStep, pass: PassCreated['data'], guest: GuestDetails | null, batchId: string): Promise<DeliveryOutcome> {
+  private async attempt(step: PlannedStep, guest: GuestDetails | null, content: PassMessageContent | null, batchId: string): Promise<DeliveryOutcome> {
     if (step.action === 'give_up') return { kind: 'failed', errorClass: step.errorClass, final: true };
-    if (!guest?.passLinkToken) return { kind: 'failed', errorClass: 'guest_erased', final: true };
-    const content = await this.content(pass, guest, guest.passLinkToken);
+    if (!guest || !content) return { kind: 'failed', errorClass: 'guest_erased', final: true };
     const { baseUrl } = this.options;
     try {
       if (step.channel === 'email') {
@@ -279,16 +278,14 @@ export class PassDeliveryWorker {
       actor: { kind: 'system', name: 'pass-delivery' },
       now: this.now(),
     };
-    // Commands on one stream are decided together and written in one append by the handler.
-    await Promise.all(
-      outcomes.map(({ step, outcome }) =>
-        this.options.handler.handle(
-          streams.passDelivery(pass.batchId),
-          passDeliveryDecider,
-          { type: 'RecordDeliveryOutcome', data: { batchId: pass.batchId, orgId: pass.orgId, channel: step.channel, attempt: step.attempt, outcome } },
-          ctx,
-        ),
-      ),
+    await this.options.handler.handle(
+      streams.passDelivery(pass.batchId),
+      passDeliveryDecider,
+      {
+        type: 'RecordDeliveryOutcomes',
+        data: { batchId: pass.batchId, orgId: pass.orgId, attempts: outcomes.map(({ step, outcome }) => ({ channel: step.channel, attempt: step.attempt, outcome })) },
+      },
+      ctx,
     );
   }
 

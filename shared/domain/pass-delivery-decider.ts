@@ -19,9 +19,16 @@ export type DeliveryOutcome =
   | { readonly kind: 'sent'; readonly messageId: string; readonly providerMessageId: string | null }
   | { readonly kind: 'failed'; readonly errorClass: DeliveryErrorClass; readonly final: boolean };
 
-export type RecordDeliveryOutcome = {
-  type: 'RecordDeliveryOutcome';
-  data: { batchId: string; orgId: number; channel: DeliveryChannel; attempt: number; outcome: DeliveryOutcome };
+export interface ChannelAttempt {
+  readonly channel: DeliveryChannel;
+  readonly attempt: number;
+  readonly outcome: DeliveryOutcome;
+}
+
+/** The outcomes of one round of attempts (one per channel), recorded in one append. */
+export type RecordDeliveryOutcomes = {
+  type: 'RecordDeliveryOutcomes';
+  data: { batchId: string; orgId: number; attempts: readonly ChannelAttempt[] };
 };
 
 const PENDING: ChannelDelivery = { status: 'pending', attempts: 0 };
@@ -31,7 +38,7 @@ export function channelSettled(state: PassDeliveryState, channel: DeliveryChanne
   return state[channel].status !== 'pending';
 }
 
-export const passDeliveryDecider: Decider<RecordDeliveryOutcome, DeliveryDomainEvent, PassDeliveryState> = {
+export const passDeliveryDecider: Decider<RecordDeliveryOutcomes, DeliveryDomainEvent, PassDeliveryState> = {
   initialState: () => ({ email: PENDING, sms: PENDING }),
 
   evolve(state, event) {
@@ -49,16 +56,18 @@ export const passDeliveryDecider: Decider<RecordDeliveryOutcome, DeliveryDomainE
   },
 
   decide({ data }, state) {
-    const { batchId, orgId, channel, attempt, outcome } = data;
-    if (channelSettled(state, channel) || attempt <= state[channel].attempts) return [];
-    if (outcome.kind === 'sent') {
-      return [
-        {
-          type: 'PassDeliverySucceeded',
-          data: { batchId, orgId, channel, attempt, messageId: outcome.messageId, providerMessageId: outcome.providerMessageId },
-        },
-      ];
-    }
-    return [{ type: 'PassDeliveryFailed', data: { batchId, orgId, channel, attempt, errorClass: outcome.errorClass, final: outcome.final } }];
+    const { batchId, orgId } = data;
+    return data.attempts.flatMap(({ channel, attempt, outcome }): DeliveryDomainEvent[] => {
+      if (channelSettled(state, channel) || attempt <= state[channel].attempts) return [];
+      if (outcome.kind === 'sent') {
+        return [
+          {
+            type: 'PassDeliverySucceeded',
+            data: { batchId, orgId, channel, attempt, messageId: outcome.messageId, providerMessageId: outcome.providerMessageId },
+          },
+        ];
+      }
+      return [{ type: 'PassDeliveryFailed', data: { batchId, orgId, channel, attempt, errorClass: outcome.errorClass, final: outcome.final } }];
+    });
   },
 };

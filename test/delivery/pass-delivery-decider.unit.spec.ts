@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { passDeliveryDecider, type RecordDeliveryOutcome } from '../../shared/domain/pass-delivery-decider.js';
+import { passDeliveryDecider, type RecordDeliveryOutcomes } from '../../shared/domain/pass-delivery-decider.js';
 import type { DeliveryDomainEvent } from '../../shared/domain/delivery-events.js';
 import { isLastAttempt, MAX_DELIVERY_ATTEMPTS, nextAttemptAt, planDelivery, RETRY_DELAYS_MS } from '../../shared/domain/delivery-plan.js';
 import { fold } from '../../shared/domain/decider.js';
@@ -16,9 +16,10 @@ const failed = (channel: 'email' | 'sms', attempt: number, final: boolean): Deli
   type: 'PassDeliveryFailed',
   data: { batchId, orgId: 1, channel, attempt, errorClass: final ? 'recipient_refused' : 'provider_unavailable', final },
 });
-const record = (channel: 'email' | 'sms', attempt: number, outcome: RecordDeliveryOutcome['data']['outcome']): RecordDeliveryOutcome => ({
-  type: 'RecordDeliveryOutcome',
-  data: { batchId, orgId: 1, channel, attempt, outcome },
+type Outcome = RecordDeliveryOutcomes['data']['attempts'][number]['outcome'];
+const record = (channel: 'email' | 'sms', attempt: number, outcome: Outcome): RecordDeliveryOutcomes => ({
+  type: 'RecordDeliveryOutcomes',
+  data: { batchId, orgId: 1, attempts: [{ channel, attempt, outcome }] },
 });
 const accepted = { kind: 'sent', messageId: `<pass-${batchId}@example.test>`, providerMessageId: null } as const;
 
@@ -40,6 +41,22 @@ describe('pass delivery decider', () => {
 
   it('records nothing for an attempt number already recorded', () => {
     spec.given([failed('sms', 1, false)]).when(record('sms', 1, { kind: 'failed', errorClass: 'provider_unavailable', final: false })).thenNothing();
+  });
+
+  it('records a round of both channels in one go, leaving out what is already settled', () => {
+    const round: RecordDeliveryOutcomes = {
+      type: 'RecordDeliveryOutcomes',
+      data: {
+        batchId,
+        orgId: 1,
+        attempts: [
+          { channel: 'email', attempt: 2, outcome: accepted },
+          { channel: 'sms', attempt: 2, outcome: { kind: 'failed', errorClass: 'provider_unavailable', final: false } },
+        ],
+      },
+    };
+    spec.given([failed('email', 1, false), failed('sms', 1, false)]).when(round).then([sent('email', 2), failed('sms', 2, false)]);
+    spec.given([sent('email', 1), failed('sms', 1, false)]).when(round).then([failed('sms', 2, false)]);
   });
 
   it('keeps the channels apart', () => {
