@@ -28,11 +28,15 @@ export interface PassDeliveryReactorOptions {
   readonly retry?: RetryOptions;
 }
 
-interface JobRow {
+/** A row of pass_delivery_jobs as the reactor writes it. */
+export interface JobRow {
   batch_id: string;
   org_id: number;
-  stream_name: string;
-  stream_revision: number;
+  /** The batch's first PassCreated data (guest details sealed): the worker reads no event. */
+  pass: PassCreated['data'];
+  /** That event's id and correlation id: the outcomes' causation and correlation. */
+  event_id: string;
+  correlation_id: string;
   next_attempt_at: Date;
 }
 
@@ -46,12 +50,17 @@ export function deliveryJobsOf(events: readonly RecordedEvent[], now: Date): Job
     jobs.set(data.batchId, {
       batch_id: data.batchId,
       org_id: data.orgId,
-      stream_name: event.streamName,
-      stream_revision: event.revision,
+      pass: data,
+      event_id: event.id,
+      correlation_id: event.metadata.correlationId,
       next_attempt_at: now,
     });
   }
   return [...jobs.values()];
+}
+
+function asInsert(job: JobRow): Record<string, unknown> {
+  return { ...job, pass: JSON.stringify(job.pass) };
 }
 
 export class PassDeliveryReactor implements Reactor {
@@ -90,7 +99,7 @@ export class PassDeliveryReactor implements Reactor {
   /** Reactor seam (reactor.ts): schedules a batch's deliveries; resolves once they are on the work list. */
   async react(events: readonly RecordedEvent[]): Promise<void> {
     const jobs = deliveryJobsOf(events, new Date());
-    if (jobs.length > 0) await this.options.knex('pass_delivery_jobs').insert(jobs).onConflict('batch_id').ignore();
+    if (jobs.length > 0) await this.options.knex('pass_delivery_jobs').insert(jobs.map(asInsert)).onConflict('batch_id').ignore();
   }
 
   private async handleBatch(events: readonly RecordedEvent[]): Promise<void> {
@@ -107,7 +116,7 @@ export class PassDeliveryReactor implements Reactor {
     }
     await this.retry.run('schedule', () =>
       this.options.knex.transaction(async (trx) => {
-        if (jobs.length > 0) await trx('pass_delivery_jobs').insert(jobs).onConflict('batch_id').ignore();
+        if (jobs.length > 0) await trx('pass_delivery_jobs').insert(jobs.map(asInsert)).onConflict('batch_id').ignore();
         await writeReactorCheckpoint(trx, this.name, last.position, jobs.length);
       }),
     );

@@ -19,7 +19,8 @@ import { streams, type GuestDetails, type PassCreated } from '../shared/domain/e
 import { passDeliveryDecider, type DeliveryOutcome } from '../shared/domain/pass-delivery-decider.js';
 import { isLastAttempt, nextAttemptAt, planDelivery, type PlannedStep } from '../shared/domain/delivery-plan.js';
 import type { CommandHandler, CommandContext } from '../shared/event-store/command-handler.js';
-import type { EventStore, RecordedEvent } from '../shared/event-store/event-store.js';
+import type { EventStore } from '../shared/event-store/event-store.js';
+import type { JobRow } from './pass-delivery-reactor.js';
 import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
 import { open } from '../shared/crypto/sealed-box.js';
 import { READ_MODELS } from '../shared/db/read-models.js';
@@ -48,11 +49,10 @@ export interface PassDeliveryWorkerOptions {
   readonly now?: () => Date;
 }
 
-interface DueJob {
-  readonly batch_id: string;
-  readonly stream_name: string;
-  readonly stream_revision: number;
-}
+type DueJob = Pick<JobRow, 'batch_id' | 'pass' | 'event_id' | 'correlation_id'>;
+
+/** How long a facility's name is taken as known (a rename shows in messages after this). */
+const FACILITY_NAME_TTL_MS = 60_000;
 
 /** How long a batch whose outcome could not be recorded waits before it is tried again. */
 const RECORD_FAILURE_PAUSE_MS = 60_000;
@@ -63,6 +63,7 @@ const BATCH_LOCK_SPACE = 7_302_517;
 export class PassDeliveryWorker {
   private lockClient: pg.Client | null = null;
   private lockQueue: Promise<void> = Promise.resolve();
+  private readonly facilityNames = new Map<number, { readonly name: string; readonly until: number }>();
   /** Batches being worked on, by id. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private running: Promise<void> | null = null;
@@ -138,7 +139,7 @@ export class PassDeliveryWorker {
            WHERE NOT done AND next_attempt_at <= $1 AND batch_id <> ALL($4::text[])
            ORDER BY next_attempt_at LIMIT $2
          )
-         SELECT j.batch_id, j.stream_name, j.stream_revision
+         SELECT j.batch_id, j.pass, j.event_id::text AS event_id, j.correlation_id
          FROM due JOIN pass_delivery_jobs j USING (batch_id)
          WHERE pg_try_advisory_lock($3, hashtext(due.batch_id))`,
         [this.now(), room, BATCH_LOCK_SPACE, [...this.inFlight.keys()]],
@@ -172,15 +173,9 @@ export class PassDeliveryWorker {
 
   private async deliver(job: DueJob): Promise<void> {
     const { store, knex } = this.options;
-    // The PassCreated by revision with maxCount 1: its stream holds a month of an inviter's passes.
-    const [deliveryEvents, [created]] = await Promise.all([
-      store.readStream(streams.passDelivery(job.batch_id)),
-      store.readStream(job.stream_name, { fromRevision: job.stream_revision, maxCount: 1 }),
-    ]);
-    if (!created || created.type !== 'PassCreated' || (created.data as PassCreated['data']).batchId !== job.batch_id) {
-      throw new Error(`the work list points at no PassCreated of batch ${job.batch_id}`);
-    }
-    const pass = created.data as PassCreated['data'];
+    const pass = job.pass;
+    // What was recorded is what counts (a replay, another worker, a crash after a send).
+    const deliveryEvents = await store.readStream(streams.passDelivery(job.batch_id));
     const state = fold(passDeliveryDecider, deliveryEvents as never[]);
     const guest = await this.openGuest(pass);
     const now = this.now();
@@ -195,7 +190,7 @@ export class PassDeliveryWorker {
     const outcomes = await Promise.all(steps.map(async (step) => ({ step, outcome: await this.attempt(step, guest, content, job.batch_id) })));
     if (outcomes.length > 0) {
       try {
-        await this.record(created, pass, outcomes);
+        await this.record(job, outcomes);
       } catch (error) {
         // Sent but not recorded: coming due again at once would send again and again while the
         // event store is down. Later, the one repeat the guarantee allows.
@@ -256,11 +251,10 @@ export class PassDeliveryWorker {
   }
 
   private async content(pass: PassCreated['data'], guest: GuestDetails, token: string): Promise<PassMessageContent> {
-    const facility = await this.options.knex(READ_MODELS.facilities).where({ facility_id: pass.facilityId }).first<{ name: string } | undefined>('name');
     return {
       batchId: pass.batchId,
       guestFirstName: guest.firstName,
-      facilityName: facility?.name ?? 'the facility',
+      facilityName: await this.facilityName(pass.facilityId),
       arrivalDate: pass.arrivalDate,
       arrivalTime: pass.arrivalTime,
       validFrom: pass.validFrom,
@@ -271,10 +265,21 @@ export class PassDeliveryWorker {
     };
   }
 
-  private async record(created: RecordedEvent, pass: PassCreated['data'], outcomes: ReadonlyArray<{ step: PlannedStep; outcome: DeliveryOutcome }>): Promise<void> {
+  private async facilityName(facilityId: number): Promise<string> {
+    const known = this.facilityNames.get(facilityId);
+    if (known && known.until > Date.now()) return known.name;
+    const row = await this.options.knex(READ_MODELS.facilities).where({ facility_id: facilityId }).first<{ name: string } | undefined>('name');
+    const name = row?.name ?? 'the facility';
+    if (this.facilityNames.size >= 10_000) this.facilityNames.clear();
+    this.facilityNames.set(facilityId, { name, until: Date.now() + FACILITY_NAME_TTL_MS });
+    return name;
+  }
+
+  private async record(job: DueJob, outcomes: ReadonlyArray<{ step: PlannedStep; outcome: DeliveryOutcome }>): Promise<void> {
+    const pass = job.pass;
     const ctx: CommandContext = {
-      correlationId: created.metadata.correlationId,
-      causationId: created.id,
+      correlationId: job.correlation_id,
+      causationId: job.event_id,
       actor: { kind: 'system', name: 'pass-delivery' },
       now: this.now(),
     };

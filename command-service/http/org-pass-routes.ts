@@ -16,6 +16,7 @@ import type { CommandDeps } from '../command-deps.js';
 import { createPasses, type IssuedPass } from '../passes/create-passes.js';
 import { revokePass } from '../passes/revoke-pass.js';
 import type { DeliveryChannel } from '../../shared/domain/delivery-events.js';
+import type { DeliveryWatch } from '../../shared/delivery/delivery-outcomes.js';
 import { READ_MODELS } from '../../shared/db/read-models.js';
 
 export interface PassCreateResponse {
@@ -78,15 +79,21 @@ export function createPassesRoute(deps: CommandDeps, principalOf: (ctx: HttpCont
     const now = new Date();
     // The body's JSON Schema (unknown fields refused) and the rules between fields, with ajv.
     const request = parseCreatePassRequest(ctx.request.body, now);
-    const { passes, batchId, passLinkToken } = await createPasses(
-      deps,
-      { orgId: principal.orgId, userId: principal.userId, request },
-      commandContext(ctx, principal, now),
-    );
     const channels = [...(request.email ? (['email'] as const) : []), ...(request.phone ? (['sms'] as const) : [])];
-    const sent = await awaitDelivery(deps, batchId, channels);
-    ctx.status = 201;
-    ctx.body = passCreateResponse(passes, { ...sent, passLink: `${options.passLinkBase}/p/${passLinkToken}` });
+    let watch: DeliveryWatch | null = null;
+    try {
+      const { passes, passLinkToken } = await createPasses(
+        deps,
+        { orgId: principal.orgId, userId: principal.userId, request },
+        commandContext(ctx, principal, now),
+        { beforeAppend: (batchId) => void (watch = channels.length > 0 ? (deps.deliveryOutcomes?.watch(batchId) ?? null) : null) },
+      );
+      const sent = watch ? await awaitDelivery(deps, watch, channels) : { qrSent: false, smsSent: false };
+      ctx.status = 201;
+      ctx.body = passCreateResponse(passes, { ...sent, passLink: `${options.passLinkBase}/p/${passLinkToken}` });
+    } finally {
+      (watch as DeliveryWatch | null)?.cancel();
+    }
   };
 }
 
@@ -101,11 +108,10 @@ export interface PassRouteOptions {
  * listings to show it (read-your-writes of `delivery`). Past the wait a channel still pending
  * reads as not sent; delivery goes on in the background.
  */
-async function awaitDelivery(deps: CommandDeps, batchId: string, channels: readonly DeliveryChannel[]): Promise<Omit<DeliveryAnswer, 'passLink'>> {
+async function awaitDelivery(deps: CommandDeps, watch: DeliveryWatch, channels: readonly DeliveryChannel[]): Promise<Omit<DeliveryAnswer, 'passLink'>> {
   const waitMs = deps.deliveryWaitMs ?? 0;
-  if (!deps.deliveryOutcomes || channels.length === 0) return { qrSent: false, smsSent: false };
   const started = Date.now();
-  const { state, position } = await deps.deliveryOutcomes.waitFor(batchId, channels, waitMs);
+  const { state, position } = await watch.until(channels, waitMs);
   if (position) await deps.watermark.waitFor(position, Math.max(0, waitMs - (Date.now() - started)), [READ_MODELS.passBatches]);
   return { qrSent: state.email.status === 'sent', smsSent: state.sms.status === 'sent' };
 }

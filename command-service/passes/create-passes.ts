@@ -73,10 +73,16 @@ async function monthlyAllowance(deps: CommandDeps, orgId: number, userId: number
   return organization.state.inviteAllowance;
 }
 
+export interface CreatePassesHooks {
+  /** Told the batch's id before its passes are appended (a delivery watch starts there). */
+  readonly beforeAppend?: (batchId: string) => void;
+}
+
 export async function createPasses(
   deps: CommandDeps,
   { orgId, userId, request }: CreatePassesInput,
   ctx: CommandContext,
+  hooks: CreatePassesHooks = {},
 ): Promise<CreatePassesResult> {
   const stream = streams.guestInvites(userId, monthOf(ctx.now));
   // One key per batch (the batch is one guest, erased as a whole); the batch's id is the key's
@@ -141,6 +147,7 @@ export async function createPasses(
       guest: sealed,
       passLinkHash: sha256Hex(passLinkToken),
     }));
+    hooks.beforeAppend?.(batchId);
     result = await deps.handler.handle(stream, guestInvitesDecider, { type: 'CreatePasses', data: { limit, passes } }, ctx);
   } catch (error) {
     // A rejected batch (quota, conflict) appended nothing, so its key seals nothing: drop it.

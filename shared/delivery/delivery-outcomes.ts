@@ -1,10 +1,10 @@
 // How a pass create learns that its email and SMS were accepted (or not) within DELIVERY_WAIT_MS.
 // The delivery worker records each outcome on the batch's delivery stream and then NOTIFYs
 // `pass_delivery` with the batch id; each process keeps one LISTEN connection (not one per
-// waiter). A waiter reads the stream itself when it starts and on each notification for its
-// batch, so an outcome recorded before it began waiting is not missed, and the answer comes
-// from the log, never from the notification. While the LISTEN connection is down, waiters read
-// their streams every half second instead.
+// waiter). A create starts watching its batch before the batch's PassCreated is appended, so no
+// outcome can come before the watch; it reads the stream on each notification for its batch, and
+// the answer comes from the log, never from the notification. While the LISTEN connection is down
+// (or was when the watch began), a watch reads its stream every half second instead.
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import type { Logger } from '../logger.js';
@@ -24,13 +24,22 @@ export interface DeliveryReport {
 
 /** What the create call waits on: a port, so tests and the CLI can do without delivery. */
 export interface DeliveryOutcomes {
-  /** The batch's delivery once every channel named is settled, or as it stands after `timeoutMs`. */
-  waitFor(batchId: string, channels: readonly DeliveryChannel[], timeoutMs: number): Promise<DeliveryReport>;
+  /** Starts watching a batch: call before its PassCreated is appended. */
+  watch(batchId: string): DeliveryWatch;
+}
+
+export interface DeliveryWatch {
+  /** The batch's delivery once every channel named is settled, or as it stands after `timeoutMs`; ends the watch. */
+  until(channels: readonly DeliveryChannel[], timeoutMs: number): Promise<DeliveryReport>;
+  /** Ends the watch without waiting (the create failed). */
+  cancel(): void;
 }
 
 interface Waiter {
   readonly batchId: string;
-  readonly wake: () => void;
+  /** A notification for the batch came since the last read. */
+  woken: boolean;
+  wake: () => void;
 }
 
 const POLL_MS = 500;
@@ -48,26 +57,50 @@ export class PostgresDeliveryOutcomes implements DeliveryOutcomes {
     private readonly logger?: Logger,
   ) {}
 
-  async waitFor(batchId: string, channels: readonly DeliveryChannel[], timeoutMs: number): Promise<DeliveryReport> {
-    const deadline = Date.now() + Math.max(0, timeoutMs);
-    let wake: () => void = () => undefined;
-    const waiter: Waiter = { batchId, wake: () => wake() };
+  watch(batchId: string): DeliveryWatch {
+    this.ensureListening();
+    const waiter: Waiter = { batchId, woken: false, wake: () => void (waiter.woken = true) };
+    // Listening already: every outcome from now on is notified, so nothing needs reading first.
+    const heardFromStart = this.listener !== null;
     this.waiters.add(waiter);
-    try {
-      this.ensureListening();
-      for (;;) {
-        // Armed before the read: a notification during the read is not lost.
-        const woken = new Promise<void>((resolve) => (wake = resolve));
-        const report = await this.read(batchId);
-        const remaining = deadline - Date.now();
-        if (channels.every((c) => report.state[c].status !== 'pending') || remaining <= 0 || this.closed) return report;
-        const pause = this.listener ? remaining : Math.min(remaining, POLL_MS);
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([woken, new Promise<void>((resolve) => (timer = setTimeout(resolve, pause)))]);
-        clearTimeout(timer);
+    return {
+      until: async (channels, timeoutMs) => {
+        try {
+          return await this.until(waiter, !heardFromStart, channels, timeoutMs);
+        } finally {
+          this.waiters.delete(waiter);
+        }
+      },
+      cancel: () => void this.waiters.delete(waiter),
+    };
+  }
+
+  private async until(waiter: Waiter, readFirst: boolean, channels: readonly DeliveryChannel[], timeoutMs: number): Promise<DeliveryReport> {
+    const deadline = Date.now() + Math.max(0, timeoutMs);
+    const settled = (r: DeliveryReport) => channels.every((c) => r.state[c].status !== 'pending');
+    let report: DeliveryReport | null = null;
+    let mustRead = readFirst;
+    for (;;) {
+      if (mustRead || waiter.woken) {
+        waiter.woken = false;
+        report = await this.read(waiter.batchId);
+        if (settled(report) || this.closed) return report;
       }
-    } finally {
-      this.waiters.delete(waiter);
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return report ?? (await this.read(waiter.batchId));
+      // Without a listener, poll; with one, sleep until a notification (or the deadline).
+      mustRead = this.listener === null;
+      if (waiter.woken) continue;
+      const pause = mustRead ? Math.min(remaining, POLL_MS) : remaining;
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        waiter.wake = () => {
+          waiter.woken = true;
+          resolve();
+        };
+        timer = setTimeout(resolve, pause);
+      });
+      clearTimeout(timer);
     }
   }
 

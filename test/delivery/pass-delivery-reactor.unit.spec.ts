@@ -19,13 +19,20 @@ describe('pass delivery reactor: what goes on the work list', () => {
   const now = new Date('2026-12-01T09:00:01.000Z');
   const hash = 'a'.repeat(64);
 
-  it('puts a batch on the list once, pointing at its first PassCreated', () => {
+  it('puts a batch on the list once, with its first PassCreated', () => {
     const events = [
       recorded('PassCreated', passData(1, { passLinkHash: hash, batchSize: 2 }), 4),
       recorded('PassCreated', passData(2, { passLinkHash: hash, batchSize: 2 }), 5),
     ];
     expect(deliveryJobsOf(events, now)).to.deep.equal([
-      { batch_id: passData(1).batchId, org_id: 1, stream_name: 'guest-invites-100-2026-12', stream_revision: 4, next_attempt_at: now },
+      {
+        batch_id: passData(1).batchId,
+        org_id: 1,
+        pass: passData(1, { passLinkHash: hash, batchSize: 2 }),
+        event_id: events[0]!.id,
+        correlation_id: 'c',
+        next_attempt_at: now,
+      },
     ]);
   });
 

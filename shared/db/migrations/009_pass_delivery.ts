@@ -2,8 +2,8 @@
 // to deliver, written in the same transaction as the reactor's checkpoint (forwarder_checkpoints,
 // name `pass-delivery`), so a batch is scheduled exactly once. The outcome of every attempt is an
 // event on the batch's delivery stream; this table only says when to look at a batch next.
-// Nothing personal is here: the recipient stays sealed in the batch's PassCreated, located by
-// stream and revision.
+// Nothing personal is here in the clear: a row carries its batch's first PassCreated data, whose
+// guest details stay sealed under the batch's key (destroying the key erases them here too).
 import type { Migration } from '../migrate.js';
 
 export const migration: Migration = {
@@ -12,8 +12,9 @@ export const migration: Migration = {
     await knex.raw(`CREATE TABLE pass_delivery_jobs (
       batch_id        text        PRIMARY KEY,
       org_id          bigint      NOT NULL,
-      stream_name     text        NOT NULL,
-      stream_revision integer     NOT NULL,
+      pass            jsonb       NOT NULL,
+      event_id        uuid        NOT NULL,
+      correlation_id  text        NOT NULL,
       next_attempt_at timestamptz NOT NULL,
       done            boolean     NOT NULL DEFAULT false,
       created_at      timestamptz NOT NULL DEFAULT now(),
