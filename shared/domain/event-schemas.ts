@@ -7,6 +7,7 @@
 // the log are never rewritten.
 import { doorEventCatalogue } from './door-events.js';
 import { deliveryEventCatalogue } from './delivery-events.js';
+import { memberEventCatalogue } from './member-events.js';
 import { OAUTH_EVENT_SCHEMAS, type OAuthEventType } from '../oauth/oauth-events.js';
 import { Ajv2020, type AnySchemaObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -183,6 +184,7 @@ const coreCatalogue: { readonly [T in CoreEventType]: EventTypeSchemas<T> } = {
   },
   ...doorEventCatalogue,
   ...deliveryEventCatalogue,
+  ...memberEventCatalogue,
 };
 
 /** Every event type with its current data schema, older schemas and upcasters. */

@@ -183,6 +183,8 @@ export type PassRevoked = {
 
 import type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut } from './door-events.js';
 import type { PassDeliveryFailed, PassDeliverySucceeded } from './delivery-events.js';
+import type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChanged, MemberReactivated } from './member-events.js';
+export type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChanged, MemberReactivated };
 import type { OAuthEvent } from '../oauth/oauth-events.js';
 export type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut, PassDeliveryFailed, PassDeliverySucceeded, OAuthEvent };
 
@@ -210,6 +212,11 @@ export type DomainEvent =
   | DoorAccessRecorded
   | PassDeliverySucceeded
   | PassDeliveryFailed
+  | MemberJoined
+  | MemberProfileChanged
+  | MemberDeactivated
+  | MemberReactivated
+  | MemberErased
   | OAuthEvent;
 
 export type DomainEventType = DomainEvent['type'];
@@ -227,6 +234,8 @@ export const streams = {
    * and the home of those passes' lifecycle events.
    */
   guestInvites: (userId: number, month: string) => `guest-invites-${userId}-${month}`,
+  /** One member of an organization's directory (member-events.ts); `memberId` is its `emp_` public id. */
+  member: (memberId: string) => `member-${memberId}`,
   /** One batch's delivery outcomes (email, SMS): pass-delivery-decider.ts. */
   passDelivery: (batchId: string) => `pass-delivery-${batchId}`,
   /** Scans that matched no pass (unknown QR), per facility and UTC day. */

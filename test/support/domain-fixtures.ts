@@ -117,6 +117,34 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
       checkedInAt: '2026-12-01T09:00:00.000Z',
     },
   },
+  MemberJoined: {
+    type: 'MemberJoined',
+    data: {
+      memberId: 'emp_0123456789abcdef0123456789abcdef',
+      orgId: 1,
+      userId: 100,
+      name: sealedGuest(2, 'qr-2'),
+      contact: sealedGuest(3, 'qr-3'),
+      jobTitle: 'Engineer',
+      department: 'Research',
+      externalId: 'HR-0042',
+    },
+  },
+  MemberProfileChanged: {
+    type: 'MemberProfileChanged',
+    data: {
+      memberId: 'emp_0123456789abcdef0123456789abcdef',
+      orgId: 1,
+      name: sealedGuest(2, 'qr-2'),
+      contact: null,
+      jobTitle: null,
+      department: null,
+      externalId: null,
+    },
+  },
+  MemberDeactivated: { type: 'MemberDeactivated', data: { memberId: 'emp_0123456789abcdef0123456789abcdef', orgId: 1 } },
+  MemberReactivated: { type: 'MemberReactivated', data: { memberId: 'emp_0123456789abcdef0123456789abcdef', orgId: 1 } },
+  MemberErased: { type: 'MemberErased', data: { memberId: 'emp_0123456789abcdef0123456789abcdef', orgId: 1, includeName: false } },
   PassRegistered: {
     type: 'PassRegistered',
     data: {
