@@ -63,6 +63,8 @@ const BATCH_LOCK_SPACE = 7_302_517;
 export class PassDeliveryWorker {
   private lockClient: pg.Client | null = null;
   private lockQueue: Promise<void> = Promise.resolve();
+  /** Batches done, their locks still held until the next round lets go of them. */
+  private readonly toRelease: string[] = [];
   private readonly facilityNames = new Map<number, { readonly name: string; readonly until: number }>();
   /** Batches being worked on, by id. */
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -106,14 +108,14 @@ export class PassDeliveryWorker {
     while (!this.stopping) {
       this.wanted = false;
       let claimed = 0;
-      const room = concurrency - this.inFlight.size;
-      if (room > 0) {
-        try {
-          claimed = await this.claim(room);
-        } catch (error) {
-          this.options.logger?.warn({ err: error }, 'pass delivery worker: cannot read the work list; trying again');
-          await this.dropLockClient();
-        }
+      let room = 0;
+      try {
+        await this.release();
+        room = concurrency - this.inFlight.size;
+        if (room > 0) claimed = await this.claim(room);
+      } catch (error) {
+        this.options.logger?.warn({ err: error }, 'pass delivery worker: cannot read the work list; trying again');
+        await this.dropLockClient();
       }
       if ((claimed > 0 && claimed === room) || this.stopping || this.wanted) continue;
       await new Promise<void>((resolve) => {
@@ -151,14 +153,28 @@ export class PassDeliveryWorker {
           // Left due: a later round tries again (the log says what was already recorded).
           this.options.logger?.warn({ err: error, batchId: job.batch_id }, 'pass delivery worker: a batch failed; trying again');
         })
-        .finally(async () => {
-          await this.onLockClient(() => client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [BATCH_LOCK_SPACE, job.batch_id])).catch(() => undefined);
-          this.inFlight.delete(job.batch_id);
+        .finally(() => {
+          // Released with the next round's claim (one statement for all the batches done by then);
+          // held and left out of claims until then.
+          this.toRelease.push(job.batch_id);
           this.poke();
         });
       this.inFlight.set(job.batch_id, work);
     }
     return rows.length;
+  }
+
+  /** Lets go of the batches done since the last round, in one statement. */
+  private async release(): Promise<void> {
+    if (this.toRelease.length === 0) return;
+    const done = this.toRelease.splice(0);
+    const client = this.lockClient;
+    if (client) {
+      await this.onLockClient(() =>
+        client.query('SELECT pg_advisory_unlock($1, hashtext(b)) FROM unnest($2::text[]) AS b', [BATCH_LOCK_SPACE, done]),
+      ).catch(() => undefined); // a lost connection took its locks with it
+    }
+    for (const batchId of done) this.inFlight.delete(batchId);
   }
 
   /** The lock connection runs one query at a time (pg queues them, but warns): chain them. */
