@@ -51,6 +51,9 @@ export async function startLocalSmtp(): Promise<LocalSmtp> {
       });
     },
   });
+  // A client that dies mid-session (a killed service) resets its connection: smtp-server reports
+  // that as an 'error' event, which would otherwise be thrown.
+  server.on('error', () => undefined);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
   return Object.assign(local, {
