@@ -24,8 +24,7 @@ import { createApiKey } from '../command-service/api-keys/create-api-key.js';
 import { registerClient } from '../command-service/oauth-clients/register-client.js';
 import { OAUTH_SCOPES } from '../shared/oauth/scopes.js';
 import { startDoorPath } from '../door-gateway/embedded.js';
-import { startPassDelivery } from '../projections/pass-delivery.js';
-import { createDeliverySenders } from '../shared/delivery/create-senders.js';
+import { startConfiguredPassDelivery } from '../projections/pass-delivery.js';
 import { defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
 import { onShutdownSignal } from '../shared/shutdown-signal.js';
 
@@ -89,8 +88,10 @@ export async function startEmbedded(config: Config, logger: Logger) {
     if (failure) throw failure;
   };
   try {
+    // One contact search key for the projections (stored hashes) and the query app (searched values).
+    const { contactHasher } = runtime;
     const runner = new ProjectionRunner(
-      { knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger },
+      { knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, contactHasher, logger },
       {
         onProgress: (progress) => runtime.watermark.observe(progress),
         onRowsChanged: (projections) => runtime.watermark.observeRowsChanged(projections),
@@ -119,13 +120,7 @@ export async function startEmbedded(config: Config, logger: Logger) {
     await oauth.signingKeys.current(); // the first start generates the signing key now, not on the first sign-in
 
     // Email and SMS of new passes: SMTP / an SMS provider when configured, else the outbox folder.
-    const senders = createDeliverySenders(config, baseUrl);
-    const delivery = await startPassDelivery({
-      knex: runtime.knex,
-      store: runtime.store,
-      handler: runtime.deps.handler,
-      subjectKeys: runtime.deps.subjectKeys,
-      senders,
+    const delivery = await startConfiguredPassDelivery(runtime, config, {
       baseUrl,
       logger,
       onRecorded: (batchId) => runtime.deliveryOutcomes.observe(batchId),
@@ -143,6 +138,8 @@ export async function startEmbedded(config: Config, logger: Logger) {
       userApiRateLimiter,
       oauth,
       readModelChanges: runtime.watermark,
+      subjectKeys: runtime.deps.subjectKeys,
+      contactHasher,
     });
     server.on('request', mountGateway(commandApp, queryApp));
 
@@ -154,7 +151,7 @@ export async function startEmbedded(config: Config, logger: Logger) {
 
     let stopping: Promise<void> | null = null;
     const stop = () => (stopping ??= stopStarted());
-    return { baseUrl, demo, demoKey: demo?.apiKey ?? null, runtime, doorPath, delivery: senders.describe(), stop };
+    return { baseUrl, demo, demoKey: demo?.apiKey ?? null, runtime, doorPath, delivery: delivery.description, stop };
   } catch (error) {
     await stopStarted().catch((stopError: unknown) => logger.warn({ err: stopError }, 'stopping after a failed start failed'));
     throw error;

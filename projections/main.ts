@@ -8,8 +8,7 @@ import { onShutdownSignal } from '../shared/shutdown-signal.js';
 import { ProjectionRunner } from './runner.js';
 import { PassEventForwarder } from './pass-event-forwarder.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
-import { startPassDelivery } from './pass-delivery.js';
-import { createDeliverySenders } from '../shared/delivery/create-senders.js';
+import { startConfiguredPassDelivery } from './pass-delivery.js';
 import { defaultBaseUrl } from '../cli/runtime.js';
 
 async function main(): Promise<void> {
@@ -18,7 +17,13 @@ async function main(): Promise<void> {
   // DATABASE_URL, else the embedded server a running `npm start` recorded, else an embedded one;
   // migrates, and builds the event store (createEventStore) and the subject key store.
   const runtime = await openRuntime(config, logger);
-  const runner = new ProjectionRunner({ knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger });
+  const runner = new ProjectionRunner({
+    knex: runtime.knex,
+    store: runtime.store,
+    subjectKeys: runtime.deps.subjectKeys,
+    contactHasher: runtime.contactHasher, // the members' email and phone search hashes
+    logger,
+  });
   await runner.start();
   logger.info({ projections: runner.status().map((p) => p.name) }, 'projection runner started');
   // With Kafka configured, this process also forwards pass events to it for the door-gateway.
@@ -38,17 +43,8 @@ async function main(): Promise<void> {
 
   // Pass delivery: the email and SMS of each new batch (SMTP_URL, SMS_*; else the outbox folder).
   const baseUrl = defaultBaseUrl(config, config.port);
-  const senders = createDeliverySenders(config, baseUrl);
-  const delivery = await startPassDelivery({
-    knex: runtime.knex,
-    store: runtime.store,
-    handler: runtime.deps.handler,
-    subjectKeys: runtime.deps.subjectKeys,
-    senders,
-    baseUrl,
-    logger,
-  });
-  logger.info({ delivery: senders.describe() }, 'pass delivery started');
+  const delivery = await startConfiguredPassDelivery(runtime, config, { baseUrl, logger });
+  logger.info({ delivery: delivery.description }, 'pass delivery started');
 
   // A second signal while draining exits at once; the batch in flight then rolls back.
   onShutdownSignal((signal) => void stop(signal));

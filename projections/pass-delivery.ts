@@ -7,6 +7,9 @@ import type { EventStore } from '../shared/event-store/event-store.js';
 import type { CommandHandler } from '../shared/event-store/command-handler.js';
 import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
 import type { MailSender, SmsSender } from '../shared/delivery/delivery-ports.js';
+import type { Config } from '../shared/config.js';
+import type { Runtime } from '../cli/runtime.js';
+import { createDeliverySenders } from '../shared/delivery/create-senders.js';
 import { PassDeliveryReactor } from './pass-delivery-reactor.js';
 import { PassDeliveryWorker } from './pass-delivery-worker.js';
 
@@ -15,7 +18,7 @@ export interface PassDeliveryDeps {
   readonly store: EventStore;
   readonly handler: CommandHandler;
   readonly subjectKeys: SubjectKeyStore;
-  readonly senders: { readonly mail: MailSender; readonly sms: SmsSender; readonly mailFrom: string };
+  readonly senders: { readonly mail: MailSender; readonly sms: SmsSender; readonly mailFrom: string; describe?(): string };
   /** The address guests reach the service at: the pass links. */
   readonly baseUrl: string;
   readonly logger?: Logger;
@@ -27,8 +30,26 @@ export interface PassDeliveryDeps {
 export interface RunningPassDelivery {
   readonly reactor: PassDeliveryReactor;
   readonly worker: PassDeliveryWorker;
+  /** Which channels are in use, for a start-up line (no credentials). */
+  readonly description: string;
   /** Stops scheduling, finishes the batches in hand, closes the channels. */
   stop(): Promise<void>;
+}
+
+/** Pass delivery of a service process: the channels its configuration names (else the outbox folder). */
+export function startConfiguredPassDelivery(
+  runtime: Pick<Runtime, 'knex' | 'store' | 'deps'>,
+  config: Config,
+  options: { readonly baseUrl: string; readonly logger: Logger; readonly onRecorded?: (batchId: string) => void },
+): Promise<RunningPassDelivery> {
+  return startPassDelivery({
+    knex: runtime.knex,
+    store: runtime.store,
+    handler: runtime.deps.handler,
+    subjectKeys: runtime.deps.subjectKeys,
+    senders: createDeliverySenders(config, options.baseUrl),
+    ...options,
+  });
 }
 
 export async function startPassDelivery(deps: PassDeliveryDeps): Promise<RunningPassDelivery> {
@@ -51,6 +72,7 @@ export async function startPassDelivery(deps: PassDeliveryDeps): Promise<Running
   return {
     reactor,
     worker,
+    description: deps.senders.describe?.() ?? `mail: ${deps.senders.mail.kind}; sms: ${deps.senders.sms.kind}`,
     async stop() {
       await reactor.stop();
       await worker.stop();

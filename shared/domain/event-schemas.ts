@@ -65,7 +65,8 @@ const sealedSchema = objectSchema({
   tag: { type: 'string', pattern: '^[A-Za-z0-9_-]{22}$' }, // 16 bytes
 } satisfies PropertiesOf<Sealed>);
 
-const PASS_CREATED_V1 = objectSchema({
+/** PassCreated's fields as of version 1 (version 2 adds passLinkHash). */
+const PASS_CREATED_V1_PROPERTIES = {
   passId: ID,
   publicId: PUBLIC_ID,
   orgId: ID,
@@ -78,8 +79,9 @@ const PASS_CREATED_V1 = objectSchema({
   validFrom: { type: 'string', format: 'date-time' },
   validUntil: { type: 'string', format: 'date-time' },
   qrHash: SHA256,
+  // Names, contact details and QR values only sealed: erasable by destroying the key.
   guest: sealedSchema,
-});
+};
 
 const facilityRef = { facilityId: ID, orgId: ID };
 const roleChange = { userId: ID, orgId: ID, role: { type: 'string', enum: [...ROLES] } };
@@ -146,24 +148,11 @@ const coreCatalogue: { readonly [T in CoreEventType]: EventTypeSchemas<T> } = {
   PassCreated: {
     version: 2,
     properties: {
-      passId: ID,
-      publicId: PUBLIC_ID,
-      orgId: ID,
-      facilityId: ID,
-      createdBy: ID,
-      batchId: { type: 'string', format: 'uuid' },
-      batchSize: { type: 'integer', minimum: 1, maximum: MAX_PASSES_PER_BATCH },
-      arrivalDate: { type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
-      arrivalTime: nullable({ type: 'string', pattern: '^([01]\\d|2[0-3]):[0-5]\\d$' }),
-      validFrom: { type: 'string', format: 'date-time' },
-      validUntil: { type: 'string', format: 'date-time' },
-      qrHash: SHA256,
-      // Names, contact details and QR values only sealed: erasable by destroying the key.
-      guest: sealedSchema,
+      ...PASS_CREATED_V1_PROPERTIES,
       passLinkHash: nullable(SHA256),
     },
     // Version 1 had no pass page: its batches have no link.
-    previous: { 1: PASS_CREATED_V1 },
+    previous: { 1: objectSchema(PASS_CREATED_V1_PROPERTIES) },
     upcasters: { 1: (data) => ({ ...(data as object), passLinkHash: null }) },
   },
   PassRegistered: {
