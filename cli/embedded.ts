@@ -123,7 +123,7 @@ export async function startEmbedded(config: Config, logger: Logger) {
     const delivery = await startConfiguredPassDelivery(runtime, config, {
       baseUrl,
       logger,
-      onRecorded: (batchId) => runtime.deliveryOutcomes.observe(batchId),
+      onRecorded: (batchId, report) => runtime.deliveryOutcomes.observe(batchId, report),
     });
     started.push(() => delivery.stop());
 

@@ -26,7 +26,7 @@ import { open } from '../shared/crypto/sealed-box.js';
 import { READ_MODELS } from '../shared/db/read-models.js';
 import { DeliveryFailure, type MailSender, type SmsSender } from '../shared/delivery/delivery-ports.js';
 import { composePassEmail, composePassSms, type PassMessageContent } from '../shared/delivery/pass-message.js';
-import { DELIVERY_NOTIFY_CHANNEL } from '../shared/delivery/delivery-outcomes.js';
+import { DELIVERY_NOTIFY_CHANNEL, type DeliveryReport } from '../shared/delivery/delivery-outcomes.js';
 
 export interface PassDeliveryWorkerOptions {
   readonly knex: Knex;
@@ -39,8 +39,8 @@ export interface PassDeliveryWorkerOptions {
   /** PUBLIC_BASE_URL (or the service's own address): the pass links and the Message-ID's domain. */
   readonly baseUrl: string;
   readonly logger?: Logger;
-  /** Told of each batch whose outcome this worker recorded (the in-process create waits on it). */
-  readonly onRecorded?: (batchId: string) => void;
+  /** Told of each batch whose outcome this worker recorded, with the stream's state after it (the in-process create waits on it). */
+  readonly onRecorded?: (batchId: string, report: DeliveryReport) => void;
   /** How often the work list is looked at when nothing woke the worker (default 1000 ms). */
   readonly pollIntervalMs?: number;
   /** Batches worked on at once (default 32). */
@@ -204,9 +204,10 @@ export class PassDeliveryWorker {
 
     const content = guest?.passLinkToken && steps.some((s) => s.action === 'send') ? await this.content(pass, guest, guest.passLinkToken) : null;
     const outcomes = await Promise.all(steps.map(async (step) => ({ step, outcome: await this.attempt(step, guest, content, job.batch_id) })));
+    let recorded: DeliveryReport | null = null;
     if (outcomes.length > 0) {
       try {
-        await this.record(job, outcomes);
+        recorded = await this.record(job, outcomes);
       } catch (error) {
         // Sent but not recorded: coming due again at once would send again and again while the
         // event store is down. Later, the one repeat the guarantee allows.
@@ -229,7 +230,7 @@ export class PassDeliveryWorker {
        SELECT pg_notify(?, batch_id) FROM job WHERE ?`,
       [retryAttempt === undefined, retryAttempt === undefined ? null : nextAttemptAt(retryAttempt, now), job.batch_id, DELIVERY_NOTIFY_CHANNEL, outcomes.length > 0],
     );
-    if (outcomes.length > 0) this.options.onRecorded?.(job.batch_id);
+    if (recorded) this.options.onRecorded?.(job.batch_id, recorded);
   }
 
   /** The guest's details, or null when the batch's key is gone (erased). */
@@ -291,7 +292,8 @@ export class PassDeliveryWorker {
     return name;
   }
 
-  private async record(job: DueJob, outcomes: ReadonlyArray<{ step: PlannedStep; outcome: DeliveryOutcome }>): Promise<void> {
+  /** Appends the round's outcomes; the stream's state and position after them. */
+  private async record(job: DueJob, outcomes: ReadonlyArray<{ step: PlannedStep; outcome: DeliveryOutcome }>): Promise<DeliveryReport> {
     const pass = job.pass;
     const ctx: CommandContext = {
       correlationId: job.correlation_id,
@@ -299,7 +301,7 @@ export class PassDeliveryWorker {
       actor: { kind: 'system', name: 'pass-delivery' },
       now: this.now(),
     };
-    await this.options.handler.handle(
+    const result = await this.options.handler.handle(
       streams.passDelivery(pass.batchId),
       passDeliveryDecider,
       {
@@ -308,6 +310,7 @@ export class PassDeliveryWorker {
       },
       ctx,
     );
+    return { state: result.state, position: result.events.length > 0 ? result.position : null };
   }
 
   private async locks(): Promise<pg.Client> {

@@ -7,6 +7,7 @@ import type { EventStore } from '../shared/event-store/event-store.js';
 import type { CommandHandler } from '../shared/event-store/command-handler.js';
 import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
 import type { MailSender, SmsSender } from '../shared/delivery/delivery-ports.js';
+import type { DeliveryReport } from '../shared/delivery/delivery-outcomes.js';
 import type { Config } from '../shared/config.js';
 import type { Runtime } from '../cli/runtime.js';
 import { createDeliverySenders } from '../shared/delivery/create-senders.js';
@@ -23,7 +24,7 @@ export interface PassDeliveryDeps {
   readonly baseUrl: string;
   readonly logger?: Logger;
   /** Told of each batch whose outcome was recorded here (an in-process create waits on it). */
-  readonly onRecorded?: (batchId: string) => void;
+  readonly onRecorded?: (batchId: string, report: DeliveryReport) => void;
   readonly pollIntervalMs?: number;
 }
 
@@ -40,7 +41,7 @@ export interface RunningPassDelivery {
 export function startConfiguredPassDelivery(
   runtime: Pick<Runtime, 'knex' | 'store' | 'deps'>,
   config: Config,
-  options: { readonly baseUrl: string; readonly logger: Logger; readonly onRecorded?: (batchId: string) => void },
+  options: { readonly baseUrl: string; readonly logger: Logger; readonly onRecorded?: (batchId: string, report: DeliveryReport) => void },
 ): Promise<RunningPassDelivery> {
   return startPassDelivery({
     knex: runtime.knex,

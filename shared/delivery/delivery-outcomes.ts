@@ -39,6 +39,8 @@ interface Waiter {
   readonly batchId: string;
   /** A notification for the batch came since the last read. */
   woken: boolean;
+  /** What a worker of this process recorded, when it said: no read needed. */
+  told: DeliveryReport | null;
   wake: () => void;
 }
 
@@ -59,7 +61,7 @@ export class PostgresDeliveryOutcomes implements DeliveryOutcomes {
 
   watch(batchId: string): DeliveryWatch {
     this.ensureListening();
-    const waiter: Waiter = { batchId, woken: false, wake: () => void (waiter.woken = true) };
+    const waiter: Waiter = { batchId, woken: false, told: null, wake: () => void (waiter.woken = true) };
     // Listening already: every outcome from now on is notified, so nothing needs reading first.
     const heardFromStart = this.listener !== null;
     this.waiters.add(waiter);
@@ -83,7 +85,8 @@ export class PostgresDeliveryOutcomes implements DeliveryOutcomes {
     for (;;) {
       if (mustRead || waiter.woken) {
         waiter.woken = false;
-        report = await this.read(waiter.batchId);
+        report = waiter.told ?? (await this.read(waiter.batchId));
+        waiter.told = null;
         if (settled(report) || this.closed) return report;
       }
       const remaining = deadline - Date.now();
@@ -104,9 +107,16 @@ export class PostgresDeliveryOutcomes implements DeliveryOutcomes {
     }
   }
 
-  /** In-process fast path: the worker of this process reports a batch whose outcome it recorded. */
-  observe(batchId: string): void {
-    for (const waiter of this.waiters) if (waiter.batchId === batchId) waiter.wake();
+  /**
+   * A batch whose outcome was recorded: heard by NOTIFY, or from a worker of this process, which
+   * also tells the stream's state right after its append (the in-process fast path: no read).
+   */
+  observe(batchId: string, report?: DeliveryReport): void {
+    for (const waiter of this.waiters) {
+      if (waiter.batchId !== batchId) continue;
+      if (report) waiter.told = report;
+      waiter.wake();
+    }
   }
 
   async close(): Promise<void> {

@@ -14,6 +14,8 @@ import { eventSchemas } from '../../shared/domain/event-schemas.js';
 import { ORG_SCOPES } from '../../shared/domain/events.js';
 import { PostgresIdAllocator, SERVICE_ID_BLOCKS } from '../../shared/domain/postgres-id-allocator.js';
 import { PostgresSubjectKeyStore } from '../../shared/crypto/postgres-subject-key-store.js';
+import { loadContactHasher } from '../../shared/crypto/postgres-contact-search-key.js';
+import { testDataKeyRing } from './data-kek.js';
 import { createLogger, type Logger } from '../../shared/logger.js';
 import { mountGateway } from '../../shared/http/gateway.js';
 import { ORG_API_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from '../../shared/http/rate-limit.js';
@@ -178,10 +180,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const { url: databaseUrl, knex: db } = await migratedDatabase(options.label ?? 'stack', { max: 20 });
   const logger = options.logger ?? createLogger(options.logLevel ?? process.env.LOG_LEVEL ?? 'silent', 'stack');
   const store = createEventStore({ databaseUrl, eventStoreUrl: null, schemas: eventSchemas });
-  const subjectKeys = new PostgresSubjectKeyStore(db);
+  const subjectKeys = new PostgresSubjectKeyStore(db, testDataKeyRing());
+  // The stored contact search key, as the runtime loads it: the projections and the query app hash alike.
+  const contactHasher = await loadContactHasher(db, testDataKeyRing());
   const watermark = new PostgresReadModelWatermark(db, { logger });
   const runner = new ProjectionRunner(
-    { knex: db, store, subjectKeys, logger },
+    { knex: db, store, subjectKeys, contactHasher, logger },
     { onProgress: (p) => watermark.observe(p), onRowsChanged: (names) => watermark.observeRowsChanged(names) },
   );
   await runner.start();
@@ -213,7 +217,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const userApiRateLimiter = new RateLimiter('user-api', { ...USER_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.userRateLimit });
     const oauthTokenRateLimit = { ...UNREACHABLE_LIMIT, ...serveOptions.tokenRateLimit };
     const commandApp = createCommandApp({ ...deps, logger, config, orgApiRateLimiter, userApiRateLimiter, oauthTokenRateLimit, oauth });
-    const queryApp = createQueryApp({ db, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth, readModelChanges: watermark });
+    const queryApp = createQueryApp({ db, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth, readModelChanges: watermark, subjectKeys, contactHasher });
     server.on('request', mountGateway(commandApp, queryApp));
     servers.add(server);
     return {
@@ -238,7 +242,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         senders: { mail: options.delivery.mail, sms: options.delivery.sms, mailFrom: options.delivery.mailFrom ?? 'Guest Pass <no-reply@example.test>' },
         baseUrl: main.baseUrl,
         logger,
-        onRecorded: (batchId) => deliveryOutcomes?.observe(batchId),
+        onRecorded: (batchId, report) => deliveryOutcomes?.observe(batchId, report),
         pollIntervalMs: options.delivery.pollIntervalMs,
       })
     : null;
