@@ -15,6 +15,7 @@ import { eventSchemas } from '../shared/domain/event-schemas.js';
 import { streams, type DomainEvent, type GuestDetails, type OrgScope } from '../shared/domain/events.js';
 import { seal } from '../shared/crypto/sealed-box.js';
 import { PostgresSubjectKeyStore } from '../shared/crypto/postgres-subject-key-store.js';
+import { DataKeyRing } from '../shared/crypto/data-key-ring.js';
 import { createLogger } from '../shared/logger.js';
 import { DEFAULT_REBUILD_BATCH_SIZE, rebuildProjections } from '../projections/rebuild.js';
 import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js';
@@ -26,6 +27,8 @@ const TIME_LIMIT_MS = 120_000;
 const ORGS = 100;
 const USERS_PER_ORG = 20;
 const FACILITIES_PER_ORG = 2;
+/** The seeded keys are wrapped as the service stores them; the rebuild unwraps each one it reads. */
+const DATA_KEYS = new DataKeyRing(randomBytes(32));
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
@@ -41,7 +44,7 @@ interface Row {
 /** Builds the log in memory as rows of the events table, with per-stream positions. */
 class LogBuilder {
   readonly rows: Row[] = [];
-  readonly keys: Array<{ key_id: string; subject_id: string; key: string }> = [];
+  readonly keys: Array<{ key_id: string; subject_id: string; kek_id: string; wrapped_key: string }> = [];
   private readonly revisions = new Map<string, number>();
   private clock = Date.parse('2025-03-01T08:00:00.000Z');
 
@@ -107,7 +110,8 @@ function buildLog(target: number): { log: LogBuilder; passes: number; revoked: n
     const size = Math.min(1 + Math.floor(Math.random() * 5), target - log.rows.length);
     const batchId = randomUUID();
     const key = { keyId: randomUUID(), key: randomBytes(32) };
-    log.keys.push({ key_id: key.keyId, subject_id: batchId, key: key.key.toString('hex') });
+    const wrapped = DATA_KEYS.wrap(key.key);
+    log.keys.push({ key_id: key.keyId, subject_id: batchId, kek_id: wrapped.kekId, wrapped_key: wrapped.wrapped.toString('hex') });
     const ids = Array.from({ length: size }, () => ++passId);
     const publicIds = ids.map((id) => `gst_${id.toString(16).padStart(32, '0')}`);
     const qrValues = Object.fromEntries(publicIds.map((p) => [p, randomBytes(20).toString('base64url')]));
@@ -197,8 +201,9 @@ async function seed(knex: Knex, log: LogBuilder): Promise<void> {
   const CHUNK = 10_000;
   for (let i = 0; i < log.keys.length; i += CHUNK) {
     await knex.raw(
-      `INSERT INTO subject_keys (key_id, subject_id, key)
-       SELECT key_id, subject_id, decode(key, 'hex') FROM json_to_recordset(?::json) AS k(key_id text, subject_id text, key text)`,
+      `INSERT INTO subject_keys (key_id, subject_id, kek_id, wrapped_key)
+       SELECT key_id, subject_id, kek_id, decode(wrapped_key, 'hex')
+       FROM json_to_recordset(?::json) AS k(key_id text, subject_id text, kek_id text, wrapped_key text)`,
       [JSON.stringify(log.keys.slice(i, i + CHUNK))],
     );
   }
@@ -277,7 +282,7 @@ async function main(): Promise<void> {
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
     const result = await rebuildProjections(
       undefined,
-      { knex, store, subjectKeys: new PostgresSubjectKeyStore(knex), logger: createLogger('warn') },
+      { knex, store, subjectKeys: new PostgresSubjectKeyStore(knex, DATA_KEYS), logger: createLogger('warn') },
       {
         batchSize,
         onProgress: (p) => {

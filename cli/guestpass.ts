@@ -25,8 +25,10 @@ import { formatStatus, projectionStatus, statusToJson } from '../projections/sta
 import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js';
 import { ALL_PROJECTIONS } from '../projections/all-projections.js';
 import { doorCommand } from './door.js';
+import { MEMBER_USAGE, memberCommand } from './member-commands.js';
 import { listOutbox, outboxDir } from '../shared/delivery/outbox.js';
-import { DatabaseUnreachable, defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
+import { DatabaseUnreachable, defaultBaseUrl, embeddedServerRunning, openRuntime, type Runtime } from './runtime.js';
+import { beginEmbeddedDataKekRotation, finishEmbeddedDataKekRotation } from './data-kek.js';
 import { integerArg, list, noPositionals, optional, parse, required, spreadList, UsageError } from './cli-args.js';
 
 const USAGE = `usage: guestpass <command> [options] [--json]
@@ -42,7 +44,9 @@ const USAGE = `usage: guestpass <command> [options] [--json]
   client list --org ORG
   client delete --org ORG --client CLIENT_ID
   keys rotate
+  keys rotate-data-kek   (rewraps every personal-data key under the current data key-encryption key)
   invite create --org ORG --email E [--role admin|self_invite|employee_view]
+${MEMBER_USAGE}
   projections status
   projections rebuild [NAME]
   events export [--stream S] [--from POSITION]
@@ -84,7 +88,8 @@ function watchStdout(): void {
   });
 }
 
-type Result = { json: Record<string, unknown>; text: string };
+/** `exitCode` (default 0): a command that did its work but reports a failure in part (member import's bad rows). */
+type Result = { json: Record<string, unknown>; text: string; exitCode?: number };
 
 function operatorContext(): CommandContext {
   return { correlationId: randomUUID(), causationId: null, actor: { kind: 'operator' }, now: new Date() };
@@ -95,7 +100,7 @@ async function write<T>(
   runtime: Runtime,
   work: (ctx: CommandContext) => Promise<T>,
 ): Promise<T> {
-  const runner = new ProjectionRunner({ knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger: quietLogger }, { rebuildStale: false });
+  const runner = new ProjectionRunner({ knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, contactHasher: runtime.contactHasher, logger: quietLogger }, { rebuildStale: false });
   await runner.start();
   try {
     return await work(operatorContext());
@@ -155,8 +160,8 @@ async function user(runtime: Runtime, args: string[]): Promise<Result> {
     roles: list(values, 'role').map(role),
     inviteAllowance: allowance === undefined ? null : integerArg(allowance, '--invite-allowance', 0),
   };
-  const { userId } = await write(runtime, (ctx) => addUser(runtime.deps, input, ctx));
-  return { json: { id: userId }, text: `user ${userId} created` };
+  const { userId, memberId } = await write(runtime, (ctx) => addUser(runtime.deps, input, ctx));
+  return { json: { id: userId, member_id: memberId }, text: `user ${userId} created (member ${memberId})` };
 }
 
 async function facility(runtime: Runtime, args: string[]): Promise<Result> {
@@ -311,7 +316,8 @@ async function client(runtime: Runtime, args: string[], io: Io): Promise<Result>
 
 async function keys(runtime: Runtime, args: string[], config: Config): Promise<Result> {
   const [action, ...rest] = args;
-  if (action !== 'rotate') throw new UsageError('keys rotate');
+  if (action === 'rotate-data-kek') return rotateDataKek(runtime, rest, config);
+  if (action !== 'rotate') throw new UsageError('keys rotate|rotate-data-kek');
   noPositionals(parse(rest, {}).positionals);
   const { signingKeys } = await runtime.oauth(defaultBaseUrl(config, config.port));
   try {
@@ -335,6 +341,37 @@ async function keys(runtime: Runtime, args: string[], config: Config): Promise<R
     text:
       `signing key ${rotated.kid} now signs new tokens\n` +
       `previous key ${rotated.previousKid} stays in the JWKS until ${retiresAt}, when every token it signed has expired`,
+  };
+}
+
+/**
+ * Before the runtime opens (which rewraps under the ring it is given), the embedded default makes
+ * a new data KEK current and keeps the old one as data-kek.previous. With DATA_KEY_ENCRYPTION_KEY
+ * the operator has set the new key and moved the old one to DATA_KEY_ENCRYPTION_KEY_PREVIOUS.
+ */
+async function prepareDataKekRotation(args: string[], config: Config): Promise<void> {
+  noPositionals(parse(args, {}).positionals);
+  if (config.dataKeyEncryptionKey) return;
+  // A running service keeps wrapping new keys under the KEK it read at start, which this command
+  // is about to retire: they would be lost with data-kek.previous.
+  if (await embeddedServerRunning(config.dataDir)) {
+    throw new ConfigError(`a running service uses the data folder ${config.dataDir}: stop it before rotating its data key-encryption key`);
+  }
+  await beginEmbeddedDataKekRotation(config.dataDir);
+}
+
+async function rotateDataKek(runtime: Runtime, args: string[], config: Config): Promise<Result> {
+  noPositionals(parse(args, {}).positionals);
+  const { ring, rewrappedOnOpen } = runtime.dataKeys;
+  // Opening the runtime did the rewrap; a second pass catches keys other processes wrapped meanwhile.
+  const { rewrapped } = await runtime.dataKeys.rewrapAll();
+  if (!config.dataKeyEncryptionKey) await finishEmbeddedDataKekRotation(config.dataDir);
+  const total = rewrappedOnOpen + rewrapped;
+  return {
+    json: { rewrapped: total, kek_id: ring.currentKekId },
+    text:
+      `${total} key${total === 1 ? '' : 's'} rewrapped: every data key and the contact search key are wrapped under the data key-encryption key ${ring.currentKekId}` +
+      (config.dataKeyEncryptionKey && config.previousDataKeyEncryptionKeys.length > 0 ? '\nDATA_KEY_ENCRYPTION_KEY_PREVIOUS can be removed once every instance runs with this DATA_KEY_ENCRYPTION_KEY' : ''),
   };
 }
 
@@ -363,7 +400,7 @@ async function invite(runtime: Runtime, args: string[]): Promise<Result> {
 
 async function projections(runtime: Runtime, args: string[], json: boolean, io: Io): Promise<Result> {
   const [action, ...rest] = args;
-  const deps = { knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, logger: quietLogger };
+  const deps = { knex: runtime.knex, store: runtime.store, subjectKeys: runtime.deps.subjectKeys, contactHasher: runtime.contactHasher, logger: quietLogger };
   if (action === 'status') {
     noPositionals(parse(rest, {}).positionals);
     const report = await projectionStatus(deps);
@@ -515,6 +552,7 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
       client: (r) => client(r, rest, io),
       keys: (r) => keys(r, rest, config),
       invite: (r) => invite(r, rest),
+      member: (r) => memberCommand(r, rest, { json, out: io.out, err: io.err, write }),
       projections: (r) => projections(r, rest, json, io),
       events: async (r) => {
         await events(r, rest, io);
@@ -523,10 +561,11 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
     };
     const command = commands[group];
     if (!command) throw new UsageError(`unknown command "${group}"\n${USAGE}`);
+    if (group === 'keys' && rest[0] === 'rotate-data-kek') await prepareDataKekRotation(rest.slice(1), config);
     runtime = await openRuntime(config, quietLogger);
     const result = await command(runtime);
     if (result) io.out(json ? JSON.stringify(result.json) : result.text);
-    return 0;
+    return result?.exitCode ?? 0;
   } catch (error) {
     // A validation error's details say which value broke which rule (e.g. each bad redirect URI).
     const details = error instanceof ValidationError && error.details.length > 0 ? error.details : null;

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import type { Config } from '../shared/config.js';
+import { ConfigError, type Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { createKnex, type Knex } from '../shared/db/knex.js';
 import { migrateToLatest } from '../shared/db/migrate.js';
@@ -21,6 +21,10 @@ import { CommandHandler } from '../shared/event-store/command-handler.js';
 import type { EventStore } from '../shared/event-store/event-store.js';
 import { PostgresIdAllocator, SERVICE_ID_BLOCKS } from '../shared/domain/postgres-id-allocator.js';
 import { PostgresSubjectKeyStore } from '../shared/crypto/postgres-subject-key-store.js';
+import { DataKeyRingError, type DataKeyRing } from '../shared/crypto/data-key-ring.js';
+import { loadContactHasher } from '../shared/crypto/postgres-contact-search-key.js';
+import type { ContactHasher } from '../shared/crypto/contact-search.js';
+import { loadDataKeyRing } from './data-kek.js';
 import { PostgresReadModelWatermark } from '../projections/watermark.js';
 import type { CommandDeps } from '../command-service/command-deps.js';
 import { loadOrCreateKeyEncryptionKey } from '../shared/oauth/key-encryption-key.js';
@@ -38,9 +42,20 @@ export interface Runtime {
   readonly deliveryOutcomes: PostgresDeliveryOutcomes;
   /** Set when this process started the embedded PostgreSQL server. */
   readonly embedded: EmbeddedServer | null;
+  /** Hashes contact values for search, under the service's contact search key. */
+  readonly contactHasher: ContactHasher;
+  /** The data keys' wrapping: the KEK ring, and the store's rewrap of every key under its current KEK. */
+  readonly dataKeys: DataKeys;
   /** The authorization server's ports for this issuer (closed with the runtime). */
   oauth(issuer: string): Promise<OAuthServices>;
   close(): Promise<void>;
+}
+
+export interface DataKeys {
+  readonly ring: DataKeyRing;
+  /** How many keys opening the runtime (re)wrapped under the current KEK (legacy rows, a previous KEK). */
+  readonly rewrappedOnOpen: number;
+  rewrapAll(): Promise<{ rewrapped: number }>;
 }
 
 /** The issuer when no PUBLIC_BASE_URL is set: this process's own address. */
@@ -68,6 +83,14 @@ function describeDatabase(url: string): string {
   } catch {
     return 'in DATABASE_URL';
   }
+}
+
+/** True when a running `npm start` recorded its embedded PostgreSQL server in this data folder and it answers. */
+export async function embeddedServerRunning(dataDir: string): Promise<boolean> {
+  const urlFile = embeddedUrlFile(dataDir);
+  if (!existsSync(urlFile)) return false;
+  const recorded = (await readFile(urlFile, 'utf8')).trim();
+  return recorded !== '' && (await connectionFailure(recorded, 1500)) === null;
 }
 
 /** Connects once and lets go: null when the database answered, else why not. */
@@ -124,11 +147,28 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
   const failure = reached ? null : await connectionFailure(url, 10_000);
   if (failure !== null) throw new DatabaseUnreachable(`cannot connect to the database ${describeDatabase(url)}: ${failure}`);
   const knex = createKnex(url, { max: 10 });
+  let subjectKeys: PostgresSubjectKeyStore;
+  let contactHasher: ContactHasher;
+  let dataKeys: DataKeys;
   try {
     await migrateToLatest(knex);
+    const ring = await loadDataKeyRing(config);
+    // Opening the search key first proves the ring is this database's: a process given another
+    // KEK stops here, before it wraps anything under a key the others cannot open.
+    contactHasher = await loadContactHasher(knex, ring);
+    const keyStore = new PostgresSubjectKeyStore(knex, ring);
+    // The first start after migration 010 wraps the keys stored in the clear; later starts finish a
+    // rotation (keys under a previous KEK) or find nothing to do.
+    const { rewrapped } = await keyStore.rewrapAll();
+    if (rewrapped > 0) logger.info({ rewrapped, kekId: ring.currentKekId }, 'wrapped data keys under the current data key-encryption key');
+    subjectKeys = keyStore;
+    dataKeys = { ring, rewrappedOnOpen: rewrapped, rewrapAll: () => keyStore.rewrapAll() };
   } catch (error) {
     await knex.destroy();
     if (embedded) await embedded.stop();
+    if (error instanceof DataKeyRingError) {
+      throw new ConfigError(`${error.message}; use the service's DATA_KEY_ENCRYPTION_KEY (and DATA_KEY_ENCRYPTION_KEY_PREVIOUS) or GUESTPASS_DATA_DIR`);
+    }
     throw error;
   }
   const store = createEventStore({ databaseUrl: url, eventStoreUrl: config.eventStoreUrl, schemas: eventSchemas });
@@ -138,7 +178,8 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     store,
     handler: new CommandHandler(store),
     ids: new PostgresIdAllocator(knex, SERVICE_ID_BLOCKS),
-    subjectKeys: new PostgresSubjectKeyStore(knex),
+    subjectKeys,
+    contactHasher,
     db: knex,
     watermark,
     readModelChanges: watermark,
@@ -155,6 +196,8 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     watermark,
     deliveryOutcomes,
     embedded,
+    contactHasher,
+    dataKeys,
     async oauth(issuer) {
       const services = createOAuthServices(knex, url, { issuer, kek: await keyEncryptionKey(config), federation: config.federation });
       opened.push(services);

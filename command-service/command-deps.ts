@@ -6,6 +6,7 @@ import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
 import type { ReadModelWatermark } from '../shared/read-model-watermark.js';
 import type { ReadModelChanges } from '../shared/read-model-changes.js';
 import type { DeliveryOutcomes } from '../shared/delivery/delivery-outcomes.js';
+import type { ContactHasher } from '../shared/crypto/contact-search.js';
 
 /** The ports every command use case is given. */
 export interface CommandDeps {
@@ -25,4 +26,6 @@ export interface CommandDeps {
    */
   readonly deliveryOutcomes?: DeliveryOutcomes;
   readonly deliveryWaitMs?: number;
+  /** Hashes contact values (email, phone) for search under the service's contact search key. */
+  readonly contactHasher?: ContactHasher;
 }

@@ -11,6 +11,7 @@ import { oauthClientsProjection } from './oauth-clients-projection.js';
 import { revokedTokenFamiliesProjection } from './revoked-token-families-projection.js';
 import { invitationsProjection } from './invitations-projection.js';
 import { signInCredentialsProjection } from './sign-in-credentials-projection.js';
+import { memberCountsProjection, memberDirectoryProjection } from './member-directory-projection.js';
 
 export const ALL_PROJECTIONS: readonly AnyProjection[] = [
   passListProjection,
@@ -24,6 +25,8 @@ export const ALL_PROJECTIONS: readonly AnyProjection[] = [
   revokedTokenFamiliesProjection,
   invitationsProjection,
   signInCredentialsProjection,
+  memberDirectoryProjection,
+  memberCountsProjection,
 ];
 
 /** The named projections, or all; throws on an unknown name so a CLI typo is not a silent no-op. */

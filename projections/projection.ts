@@ -2,7 +2,8 @@
 // each event concerns, and how an event changes that row. The runner (runner.ts) owns everything
 // with I/O: loading rows, opening sealed guest data, checkpoints, transactions and rebuilds.
 import type { Knex } from 'knex';
-import type { DomainEvent, GuestDetails, PassCreated } from '../shared/domain/events.js';
+import type { DomainEvent, GuestDetails, MemberJoined, MemberProfileChanged, PassCreated, Sealed } from '../shared/domain/events.js';
+import type { MemberName } from '../shared/domain/member-events.js';
 import { positionToString, type Position, type RecordedEvent } from '../shared/event-store/event-store.js';
 
 /** PassCreated as a projection sees it: the guest data opened, or null once its key is destroyed. */
@@ -11,7 +12,34 @@ export type OpenedPassCreated = {
   data: Omit<PassCreated['data'], 'guest'> & { guest: GuestDetails | null };
 };
 
-export type OpenedDomainEvent = Exclude<DomainEvent, PassCreated> | OpenedPassCreated;
+/**
+ * A member's contact as a projection sees it: still SEALED (read models store contact data
+ * encrypted), with the keyed hashes of its email and phone for whole-value search (null when
+ * absent, or when the runner was given no ContactHasher). Null as a whole when the member has no
+ * contact or its key is destroyed.
+ */
+export interface OpenedMemberContact {
+  readonly sealed: Sealed;
+  readonly emailHash: string | null;
+  readonly phoneHash: string | null;
+}
+
+/** A member profile's sealed parts as a projection sees them: the name opened (null once its key is destroyed). */
+type OpenedMemberProfile<E extends MemberJoined | MemberProfileChanged> = {
+  type: E['type'];
+  data: Omit<E['data'], 'name' | 'contact'> & { name: MemberName | null; contact: OpenedMemberContact | null };
+};
+export type OpenedMemberJoined = OpenedMemberProfile<MemberJoined>;
+export type OpenedMemberProfileChanged = OpenedMemberProfile<MemberProfileChanged>;
+
+/** The events whose sealed data the runner opens (guest-data.ts) for projections that flag `opensGuestData`. */
+export const SEALED_EVENT_TYPES: ReadonlySet<string> = new Set(['PassCreated', 'MemberJoined', 'MemberProfileChanged']);
+
+export type OpenedDomainEvent =
+  | Exclude<DomainEvent, PassCreated | MemberJoined | MemberProfileChanged>
+  | OpenedPassCreated
+  | OpenedMemberJoined
+  | OpenedMemberProfileChanged;
 export type ProjectedEventType = OpenedDomainEvent['type'];
 
 /** What a projection is fed: a recorded event of the catalogue, personal data opened. */
@@ -27,7 +55,10 @@ export interface Projection<Row extends object = object> {
   readonly handles: readonly ProjectedEventType[];
   /** Primary-key column of the row; `keyOf` returns values of this column. */
   readonly keyColumn: keyof Row & string;
-  /** True when the projection reads PassCreated's guest data, so the runner must open it. */
+  /**
+   * True when the projection reads sealed personal data (PassCreated's guest, a member's name and
+   * contact hashes), so the runner must open it.
+   */
   readonly opensGuestData?: boolean;
   /**
    * True for a few rows that many events change (counters): a rebuild keeps them in memory and

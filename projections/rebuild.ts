@@ -347,7 +347,11 @@ class Replay {
         }
         const last = page.at(-1)!.position;
         const behind = this.targets.filter((t) => comparePositions(last, projected.get(t)!) > 0);
-        const opened = openGuestDataWith(page, guestKeys && behind.some((t) => t.projection.opensGuestData) ? await guestKeys : null);
+        const opened = openGuestDataWith(
+          page,
+          guestKeys && behind.some((t) => t.projection.opensGuestData) ? await guestKeys : null,
+          this.deps.contactHasher,
+        );
         for (const target of behind) {
           const from = projected.get(target)!;
           const unseen = eventsAfter(opened, from);
@@ -478,7 +482,10 @@ class Replay {
   ): Promise<Map<Target, Position>> {
     const last = page.at(-1)!.position;
     const behind = this.targets.filter((t) => comparePositions(last, positions.get(t)!) > 0);
-    const opened = await openGuestData(page, this.deps.subjectKeys, { open: behind.some((t) => t.projection.opensGuestData) });
+    const opened = await openGuestData(page, this.deps.subjectKeys, {
+      open: behind.some((t) => t.projection.opensGuestData),
+      contactHasher: this.deps.contactHasher,
+    });
     const moved = new Map<Target, Position>();
     for (const target of behind) {
       const from = positions.get(target)!;

@@ -15,6 +15,7 @@ import pg from 'pg';
 import type { Logger } from '../shared/logger.js';
 import { createLogger } from '../shared/logger.js';
 import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
+import type { ContactHasher } from '../shared/crypto/contact-search.js';
 import {
   comparePositions,
   positionToString,
@@ -23,7 +24,7 @@ import {
   type RecordedEvent,
   type Subscription,
 } from '../shared/event-store/event-store.js';
-import { keysOf, PoisonEventError, projectBatch, type AnyProjection, type ProjectionEvent, type StoredRow } from './projection.js';
+import { keysOf, PoisonEventError, projectBatch, SEALED_EVENT_TYPES, type AnyProjection, type ProjectionEvent, type StoredRow } from './projection.js';
 import { ALL_PROJECTIONS } from './all-projections.js';
 import { CHECKPOINT_COLUMNS, ensureReadModels, toCheckpoint, type Checkpoint, type CheckpointRecord } from './generation-tables.js';
 import { GuestDataError, openGuestData } from './guest-data.js';
@@ -39,6 +40,11 @@ export interface ProjectionDeps {
   readonly knex: Knex;
   readonly store: EventStore;
   readonly subjectKeys: SubjectKeyStore;
+  /**
+   * Computes the keyed hashes of members' email and phone as their contact is opened (live and
+   * in rebuilds); without one those hashes are null and contact search finds nothing.
+   */
+  readonly contactHasher?: ContactHasher;
   readonly logger?: Logger;
 }
 
@@ -270,9 +276,9 @@ export class ProjectionRunner {
       this.reportProgress(moved);
       return;
     }
-    const opensGuests = live.some((t) => t.projection.opensGuestData && t.projection.handles.includes('PassCreated'));
+    const opensGuests = live.some((t) => t.projection.opensGuestData && t.projection.handles.some((h) => SEALED_EVENT_TYPES.has(h)));
     // Outside the transaction: the key store is another round trip that needs no row lock.
-    const opened = await openGuestData(events, this.deps.subjectKeys, { open: opensGuests });
+    const opened = await openGuestData(events, this.deps.subjectKeys, { open: opensGuests, contactHasher: this.deps.contactHasher });
     const number = ++this.batches;
 
     const outcome = await this.commitBatch(live, opened, last, after, number, events);

@@ -4,7 +4,6 @@ import type Koa from 'koa';
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
-import type { RateLimiter } from '../shared/http/rate-limit.js';
 import { createServiceApp, serviceRouter } from '../shared/http/service-app.js';
 import { PageCursor } from '../shared/http/page-cursor.js';
 import type { HttpState } from '../shared/http/http-state.js';
@@ -15,6 +14,14 @@ import { buildOpenApiDocument } from './openapi/openapi-document.js';
 import type { OAuthServices } from '../shared/oauth/oauth-services.js';
 import { userRoutes } from './user/user-routes.js';
 import type { ReadModelChanges } from '../shared/read-model-changes.js';
+import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
+import type { ContactHasher } from '../shared/crypto/contact-search.js';
+import { RateLimiter } from '../shared/http/rate-limit.js';
+import { accessTokenAuth, USER_API_RATE_LIMIT } from '../shared/auth/access-token-auth.js';
+import { readModelAccounts, readModelRevocations } from './user/read-model-token-standing.js';
+import { EMPLOYEE_VIEW_ROLE, MEMBERS_USER_SCOPE, memberDirectoryAccess } from './members/member-access.js';
+import { listMembersRoute } from './members/list-members.js';
+import { getMemberRoute } from './members/get-member.js';
 
 /**
  * `pageCursorSecret` (PAGE_CURSOR_SECRET) signs page cursors; when null a random one is made at
@@ -34,6 +41,10 @@ export interface QueryAppDeps {
   readonly userApiRateLimiter?: RateLimiter;
   /** When given, API keys are cached until the api_keys read model changes. */
   readonly readModelChanges?: ReadModelChanges;
+  /** Opens members' sealed contact for the contact tier (one query per page). */
+  readonly subjectKeys: SubjectKeyStore;
+  /** Hashes an email or phone searched for, as the projections hashed the stored ones. */
+  readonly contactHasher: ContactHasher;
 }
 
 export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
@@ -47,6 +58,19 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
   const org = serviceRouter('/api/v1/org');
   listOrgPassesRoute(org, { db: deps.db, cursor, authenticate });
   listFacilitiesRoute(org, { db: deps.db, authenticate });
+  // The member directory takes an API key or a user token (employee_view role) at the same path;
+  // the user token shares the user-delegated API's per-user bucket.
+  const userApiRateLimiter = deps.userApiRateLimiter ?? new RateLimiter('user-api', USER_API_RATE_LIMIT);
+  const userAccess = accessTokenAuth({
+    issuer: deps.oauth.issuer,
+    verificationKeys: deps.oauth.verificationKeys,
+    revocations: readModelRevocations(deps.db),
+    accounts: readModelAccounts(deps.db),
+    rateLimiter: userApiRateLimiter,
+  });
+  const memberReader = memberDirectoryAccess({ apiKey: authenticate, userToken: userAccess(MEMBERS_USER_SCOPE, { role: EMPLOYEE_VIEW_ROLE }) });
+  listMembersRoute(org, { db: deps.db, cursor, authenticate: memberReader, subjectKeys: deps.subjectKeys, contactHasher: deps.contactHasher });
+  getMemberRoute(org, { db: deps.db, authenticate: memberReader, subjectKeys: deps.subjectKeys });
 
   const openApi = JSON.stringify(buildOpenApiDocument());
   const publicRoutes = serviceRouter('/api/v1');
@@ -58,6 +82,6 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
   const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter });
   app.use(publicRoutes.routes());
   app.use(org.routes());
-  app.use(userRoutes({ db: deps.db, cursor, oauth: deps.oauth, trustProxy, rateLimiter: deps.userApiRateLimiter }).routes());
+  app.use(userRoutes({ db: deps.db, cursor, oauth: deps.oauth, trustProxy, rateLimiter: userApiRateLimiter }).routes());
   return app;
 }

@@ -12,6 +12,9 @@ import { embeddedUrlFile } from '../shared/db/embedded-postgres.js';
 import { serveUntilSignalled } from '../shared/http/serve.js';
 import { createQueryApp } from './app.js';
 import { defaultBaseUrl } from '../cli/runtime.js';
+import { loadDataKeyRing } from '../cli/data-kek.js';
+import { PostgresSubjectKeyStore } from '../shared/crypto/postgres-subject-key-store.js';
+import { loadContactHasher } from '../shared/crypto/postgres-contact-search-key.js';
 import { PostgresSigningKeyStore } from '../shared/oauth/postgres-signing-key-store.js';
 import { publishedJwks } from '../shared/oauth/signing-keys.js';
 import { refreshingKeySet } from '../shared/oauth/tokens.js';
@@ -33,7 +36,12 @@ async function main(): Promise<void> {
   const keys = new PostgresSigningKeyStore(keyPool);
   const oauth = { issuer: defaultBaseUrl(config, config.port), verificationKeys: refreshingKeySet(() => publishedJwks(keys)) };
   // Give every replica the same PAGE_CURSOR_SECRET, or a cursor only works on the replica that made it.
-  const app = createQueryApp({ db, logger, config, oauth });
+  // Member contacts are opened with the subject keys (wrapped under the data KEK ring); searched
+  // emails and phones are hashed under the stored contact search key, as the projections hash them.
+  const ring = await loadDataKeyRing(config);
+  const subjectKeys = new PostgresSubjectKeyStore(db, ring);
+  const contactHasher = await loadContactHasher(db, ring);
+  const app = createQueryApp({ db, logger, config, oauth, subjectKeys, contactHasher });
   const close = async () => {
     await keyPool.end();
     await db.destroy();

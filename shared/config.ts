@@ -29,6 +29,10 @@ export interface Config {
   readonly pageCursorSecret: string | null;
   /** OAUTH_KEY_ENCRYPTION_KEY: seals the OAuth signing keys at rest; null = generated into the data folder. */
   readonly oauthKeyEncryptionKey: Buffer | null;
+  /** DATA_KEY_ENCRYPTION_KEY: wraps the personal-data keys and the contact search key; null = generated into the data folder. */
+  readonly dataKeyEncryptionKey: Buffer | null;
+  /** DATA_KEY_ENCRYPTION_KEY_PREVIOUS: earlier data KEKs, still unwrapping during a rotation. */
+  readonly previousDataKeyEncryptionKeys: Buffer[];
   /** FEDERATED_ISSUER and friends: an upstream OpenID Provider for federated sign-in; null = none. */
   readonly federation: FederationConfig | null;
   /** SMTP_URL and MAIL_FROM: pass emails; null = written to the outbox folder. */
@@ -107,14 +111,27 @@ function secret(env: Env, name: string): string | null {
   return value;
 }
 
-function keyEncryptionKey(env: Env): Buffer | null {
-  const value = env.OAUTH_KEY_ENCRYPTION_KEY?.trim();
+function keyEncryptionKey(env: Env, name: string): Buffer | null {
+  const value = env[name]?.trim();
   if (!value) return null;
   try {
     return parseKeyEncryptionKey(value);
   } catch {
-    throw new ConfigError('OAUTH_KEY_ENCRYPTION_KEY must be 32 bytes, as 64 hex digits or base64url');
+    throw new ConfigError(`${name} must be 32 bytes, as 64 hex digits or base64url`);
   }
+}
+
+/** A comma-separated list of KEKs; names the variable and the entry's position, never a value. */
+function keyEncryptionKeys(env: Env, name: string): Buffer[] {
+  const value = env[name]?.trim();
+  if (!value) return [];
+  return value.split(',').map((entry, i) => {
+    try {
+      return parseKeyEncryptionKey(entry);
+    } catch {
+      throw new ConfigError(`${name} entry ${i + 1} must be 32 bytes, as 64 hex digits or base64url (entries separated by commas)`);
+    }
+  });
 }
 
 function federation(env: Env): FederationConfig | null {
@@ -177,7 +194,9 @@ export function loadConfig(env: Env = process.env): Config {
     projectionWaitMs: integer(env, 'PROJECTION_WAIT_MS', 2000, 0, 60_000),
     trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
     pageCursorSecret: secret(env, 'PAGE_CURSOR_SECRET'),
-    oauthKeyEncryptionKey: keyEncryptionKey(env),
+    oauthKeyEncryptionKey: keyEncryptionKey(env, 'OAUTH_KEY_ENCRYPTION_KEY'),
+    dataKeyEncryptionKey: keyEncryptionKey(env, 'DATA_KEY_ENCRYPTION_KEY'),
+    previousDataKeyEncryptionKeys: keyEncryptionKeys(env, 'DATA_KEY_ENCRYPTION_KEY_PREVIOUS'),
     federation: federation(env),
     mail: mail(env),
     sms: sms(env),

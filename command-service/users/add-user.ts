@@ -1,7 +1,9 @@
 // Use case: add a user to an organization (CLI `user create`, demo bootstrap). A password, when
 // given, is hashed here with scrypt (shared/crypto/password-hash.ts): only the hash reaches the
 // event, and the password is never logged or returned. The email is claimed in the organization
-// first (member-email-decider.ts), so no two of its users share an address.
+// first (member-email-decider.ts), so no two of its users share an address. Every user is a member
+// of the organization's directory: the member (names and email from the user, `userId` set) is
+// added right after the user, and its id returned.
 import type { CommandDeps } from '../command-deps.js';
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
 import type { Position } from '../../shared/event-store/event-store.js';
@@ -13,6 +15,9 @@ import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../sh
 import { ConflictError, NotFoundError, ValidationError } from '../../shared/errors.js';
 import { READ_MODELS } from '../../shared/db/read-models.js';
 import { memberIdByEmail } from './member-by-email.js';
+import { parseMemberProfile } from '../../shared/domain/member-input.js';
+import { joinMember } from '../members/member-profile.js';
+import { waitForMemberDirectory } from '../members/member-directory.js';
 
 export interface AddUserInput {
   readonly orgId: number;
@@ -27,7 +32,11 @@ export interface AddUserInput {
   readonly inviteAllowance?: number | null;
 }
 
-export async function addUser(deps: CommandDeps, input: AddUserInput, ctx: CommandContext): Promise<{ userId: number; position: Position }> {
+export async function addUser(
+  deps: CommandDeps,
+  input: AddUserInput,
+  ctx: CommandContext,
+): Promise<{ userId: number; memberId: string; position: Position }> {
   const organization = await deps.handler.load(streams.organization(input.orgId), organizationDecider);
   if (organization.state.status === 'absent') throw new NotFoundError(`organization ${input.orgId} not found`);
 
@@ -57,6 +66,8 @@ export async function addUser(deps: CommandDeps, input: AddUserInput, ctx: Comma
   };
   // Decided once on no user before the claim: input the decider refuses writes nothing at all.
   userDecider.decide(command, userDecider.initialState());
+  // Likewise the member's profile: a user whose member could not be added is never written.
+  const memberProfile = parseMemberProfile({ firstName: input.firstName, lastName: input.lastName, email: input.email });
   const email = normaliseEmail(input.email);
   await claimEmail(deps, input.orgId, email, userId, ctx);
   let position: Position;
@@ -66,8 +77,9 @@ export async function addUser(deps: CommandDeps, input: AddUserInput, ctx: Comma
     await releaseEmail(deps, input.orgId, email, userId, ctx);
     throw error;
   }
-  await deps.watermark.waitFor(position, deps.projectionWaitMs, [READ_MODELS.users]);
-  return { userId, position };
+  const member = await joinMember(deps, input.orgId, memberProfile, userId, ctx);
+  await Promise.all([deps.watermark.waitFor(position, deps.projectionWaitMs, [READ_MODELS.users]), waitForMemberDirectory(deps, member.position)]);
+  return { userId, memberId: member.memberId, position: member.position };
 }
 
 /** Claims `email` (normalised) in the organization for the new user: 409 when another user of it has the address. */

@@ -6,6 +6,7 @@ import {
   bearerErrorSchema,
   businessErrorSchema,
   facilitySchema,
+  memberSchema,
   orgPassSchema,
   pageSchema,
   passCreateResponseSchema,
@@ -17,6 +18,8 @@ import {
 import { ORG_API_RATE_LIMIT } from '../../shared/http/rate-limit.js';
 import type { JsonSchema } from '../../shared/http/schema-validation.js';
 import { listPassesQuerySchema } from '../org-passes/list-org-passes.js';
+import { listMembersQuerySchema } from '../members/list-members.js';
+import { getMemberQuerySchema } from '../members/get-member.js';
 import { userApiPaths, userApiSchemas, userApiSecuritySchemes } from './user-api-openapi.js';
 import {
   businessError,
@@ -37,9 +40,17 @@ export const OPENAPI_VERSION = '1.0.0';
 const rateLimitedOrg = rateLimited(`Rate limited (${ORG_API_RATE_LIMIT.points} requests per minute per source IP; escalating lockouts).`);
 const unauthorized = response('Missing, malformed, unknown, expired, revoked or IP-restricted API key.', ref('BearerError'), challenge);
 const forbidden = (scope: string) => response(`The key lacks the scope \`${scope}\` (named in the challenge).`, ref('BearerError'), challenge);
+const memberForbidden = response(
+  'The API key lacks `org:members:read`, or asks for `email`/`phone` without `org:members:contact:read` (the challenge names the ' +
+    "missing scope); or the user token lacks `members:read`, or its user no longer holds the organization's employee-view role.",
+  ref('BearerError'),
+  challenge,
+);
+const memberUnauthorized = response('Missing, malformed, unknown, expired, revoked or IP-restricted API key, or an invalid access token.', ref('BearerError'), challenge);
 
 export function buildOpenApiDocument(): Record<string, unknown> {
   const security = [{ apiKeyBearer: [] }, { apiKeyHeader: [] }];
+  const memberSecurity = [...security, { accessToken: ['members:read'] }];
   return {
     openapi: '3.1.0',
     info: {
@@ -109,6 +120,40 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           },
         },
       },
+      '/api/v1/org/members': {
+        get: {
+          operationId: 'listOrganizationMembers',
+          summary:
+            'The member directory, newest first (active members by default). API key: `org:members:read` (basic fields), plus ' +
+            '`org:members:contact:read` for `email` and `phone`. Or a user access token with `members:read` whose user holds ' +
+            "the organization's employee-view role: every field, the user's organization.",
+          security: memberSecurity,
+          parameters: queryParameters(listMembersQuerySchema),
+          responses: {
+            200: response('A page of members; `total` is null while `search` is set.', ref('MemberPage'), noStore),
+            400: businessError('Bad `limit`, `status`, `cursor` (altered or from another query), unknown member field (the message lists the allowed ones) or unknown parameter.'),
+            401: memberUnauthorized,
+            403: memberForbidden,
+            429: rateLimitedOrg,
+          },
+        },
+      },
+      '/api/v1/org/members/{public_id}': {
+        get: {
+          operationId: 'getOrganizationMember',
+          summary: 'One member of the organization, inactive ones included. Same credentials and field selection as the list.',
+          security: memberSecurity,
+          parameters: [{ name: 'public_id', in: 'path', required: true, schema: { type: 'string', pattern: '^emp_' } }, ...queryParameters(getMemberQuerySchema)],
+          responses: {
+            200: response('The member.', ref('MemberResponse'), noStore),
+            400: businessError('Unknown member field (the message lists the allowed ones) or unknown parameter.'),
+            401: memberUnauthorized,
+            403: memberForbidden,
+            404: businessError('No such member in the organization.'),
+            429: rateLimitedOrg,
+          },
+        },
+      },
       '/api/v1/openapi.json': {
         get: {
           operationId: 'getOpenApiDocument',
@@ -133,6 +178,9 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         OrgPassPage: pageSchema(ref('OrgPass')),
         Facility: facilitySchema,
         FacilityList: successEnvelopeSchema('facilities', { type: 'array', items: ref('Facility') }),
+        Member: memberSchema,
+        MemberPage: pageSchema(ref('Member')),
+        MemberResponse: successEnvelopeSchema('member', ref('Member')),
         BearerError: bearerErrorSchema,
         BusinessError: businessErrorSchema,
         QuotaError: quotaErrorSchema,

@@ -1,10 +1,14 @@
-// SubjectKeyStore on PostgreSQL (table subject_keys, migration 002). Keys live outside the
-// event log, so destroying a subject's rows makes its sealed data unreadable for good.
+// SubjectKeyStore on PostgreSQL (table subject_keys, migrations 002 and 010). Keys live outside
+// the event log, so destroying a subject's rows makes its sealed data unreadable for good. Each key
+// is stored wrapped by the data KEK ring (data-key-ring.ts): a dump of the table opens nothing
+// without the KEK. Rows from before migration 010 hold their key in the clear until rewrapAll().
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { SubjectKey, SubjectKeyStore } from './subject-keys.js';
 import { batchPerTurn } from '../db/turn-batch.js';
 import { BlockReserve } from '../db/block-reserve.js';
+import type { DataKeyRing } from './data-key-ring.js';
+import { rewrapContactSearchKey } from './postgres-contact-search-key.js';
 
 const TABLE = 'subject_keys';
 
@@ -18,6 +22,16 @@ const RECENT_MS = 5_000;
 const READY_BLOCK = 64;
 const READY_LOW = 16;
 
+/** Rows rewrapped per transaction by rewrapAll(): short transactions, few round trips. */
+const REWRAP_BATCH = 1000;
+
+interface StoredKeyRow {
+  key_id: string;
+  key: Buffer | null;
+  kek_id: string | null;
+  wrapped_key: Buffer | null;
+}
+
 export class PostgresSubjectKeyStore implements SubjectKeyStore {
   /** The keys created in one event-loop turn, stored by one statement (one commit). */
   private readonly store: (row: { keyId: string; subjectId: string; key: Buffer }) => Promise<void>;
@@ -30,7 +44,10 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
     return block;
   }, READY_LOW);
 
-  constructor(private readonly knex: Knex) {
+  constructor(
+    private readonly knex: Knex,
+    private readonly ring: DataKeyRing,
+  ) {
     this.store = batchPerTurn(async (rows) => {
       await this.insert(rows);
       return rows.map(() => undefined);
@@ -55,12 +72,20 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
     this.recent.set(keyId, { subjectId, key, createdAt: Date.now() });
   }
 
+  /** Stores keys wrapped under the current KEK only; the clear key never reaches the database. */
   private async insert(rows: ReadonlyArray<{ keyId: string; subjectId: string; key: Buffer }>): Promise<void> {
-    await this.knex.raw(`INSERT INTO ${TABLE} (key_id, subject_id, key) SELECT * FROM unnest(?::text[], ?::text[], ?::bytea[])`, [
-      rows.map((r) => r.keyId),
-      rows.map((r) => r.subjectId),
-      rows.map((r) => r.key),
-    ]);
+    const wrapped = rows.map((r) => this.ring.wrap(r.key).wrapped);
+    await this.knex.raw(
+      `INSERT INTO ${TABLE} (key_id, subject_id, kek_id, wrapped_key) SELECT k.key_id, k.subject_id, ?, k.wrapped_key FROM unnest(?::text[], ?::text[], ?::bytea[]) AS k(key_id, subject_id, wrapped_key)`,
+      [this.ring.currentKekId, rows.map((r) => r.keyId), rows.map((r) => r.subjectId), wrapped],
+    );
+  }
+
+  /** A row's key: unwrapped, or in the clear for a row not rewrapped yet. Throws DataKeyRingError, never answers "absent". */
+  private keyOf(row: StoredKeyRow): Buffer {
+    if (row.kek_id !== null && row.wrapped_key !== null) return this.ring.unwrap(row.kek_id, row.wrapped_key);
+    if (row.key !== null) return row.key;
+    throw new Error(`subject key ${row.key_id} has neither a key nor a wrapped key`);
   }
 
   async getMany(keyIds: readonly string[]): Promise<Map<string, Buffer>> {
@@ -74,10 +99,11 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
     }
     if (unique.length === 0) return found;
     // `= any(array)` keeps one statement shape whatever the count (no giant IN lists).
-    const rows: Array<{ key_id: string; key: Buffer }> = await this.knex(TABLE)
-      .select('key_id', 'key')
+    const rows: StoredKeyRow[] = await this.knex(TABLE)
+      .select('key_id', 'key', 'kek_id', 'wrapped_key')
       .whereRaw('key_id = any(?::text[])', [unique]);
-    for (const row of rows) found.set(row.key_id, row.key);
+    // A key that does not unwrap throws rather than go missing: absent means erased to every caller.
+    for (const row of rows) found.set(row.key_id, this.keyOf(row));
     return found;
   }
 
@@ -88,6 +114,60 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
       if (entry.createdAt > expired) break;
       this.recent.delete(keyId);
     }
+  }
+
+  /**
+   * Wraps every legacy row (key in the clear) and rewraps every row under another KEK of the ring
+   * under the current one, with the contact search key: after it, the clear keys are gone and the
+   * previous KEKs can be retired. Batches of REWRAP_BATCH rows, one short transaction each; rows
+   * another process is rewrapping are skipped (it finishes them). Idempotent, and cheap with nothing
+   * left to do (index lookups only). Throws DataKeyRingError, having stopped, on a row under a
+   * KEK the ring does not hold.
+   */
+  async rewrapAll(): Promise<{ rewrapped: number }> {
+    let rewrapped = await rewrapContactSearchKey(this.knex, this.ring);
+    const stale = (await this.kekIdsInUse()).filter((id) => id !== this.ring.currentKekId);
+    for (const kekId of [null, ...stale]) {
+      for (;;) {
+        const done = await this.rewrapBatch(kekId);
+        rewrapped += done;
+        if (done === 0) break;
+      }
+    }
+    return { rewrapped };
+  }
+
+  /** The distinct kek ids of the table, read by a skip scan of its kek_id index (a few index probes). */
+  private async kekIdsInUse(): Promise<string[]> {
+    const { rows } = await this.knex.raw<{ rows: Array<{ kek_id: string }> }>(`
+      WITH RECURSIVE ids(kek_id) AS (
+        (SELECT kek_id FROM ${TABLE} WHERE kek_id IS NOT NULL ORDER BY kek_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT s.kek_id FROM ${TABLE} s WHERE s.kek_id > ids.kek_id ORDER BY s.kek_id LIMIT 1)
+        FROM ids WHERE ids.kek_id IS NOT NULL
+      )
+      SELECT kek_id FROM ids WHERE kek_id IS NOT NULL`);
+    return rows.map((r) => r.kek_id);
+  }
+
+  /** Rewraps up to REWRAP_BATCH rows under `kekId` (null: legacy rows) in one transaction; how many it did. */
+  private async rewrapBatch(kekId: string | null): Promise<number> {
+    return this.knex.transaction(async (trx) => {
+      const rows: StoredKeyRow[] = await trx(TABLE)
+        .select('key_id', 'key', 'kek_id', 'wrapped_key')
+        .where((q) => (kekId === null ? q.whereNull('kek_id') : q.where('kek_id', kekId)))
+        .limit(REWRAP_BATCH)
+        .forUpdate()
+        .skipLocked();
+      if (rows.length === 0) return 0;
+      const wrapped = rows.map((row) => this.ring.wrap(this.keyOf(row)).wrapped);
+      await trx.raw(
+        `UPDATE ${TABLE} AS s SET key = NULL, kek_id = ?, wrapped_key = k.wrapped_key
+         FROM unnest(?::text[], ?::bytea[]) AS k(key_id, wrapped_key) WHERE s.key_id = k.key_id`,
+        [this.ring.currentKekId, rows.map((r) => r.key_id), wrapped],
+      );
+      return rows.length;
+    });
   }
 
   async destroy(subjectId: string): Promise<void> {

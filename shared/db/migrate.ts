@@ -19,6 +19,7 @@ const migrations: Array<() => Promise<Migration>> = [
   () => import('./migrations/007_door_ack_ops.js').then((m) => m.migration),
   () => import('./migrations/008_passkey_ceremonies.js').then((m) => m.migration),
   () => import('./migrations/009_pass_delivery.js').then((m) => m.migration),
+  () => import('./migrations/010_wrapped_subject_keys.js').then((m) => m.migration),
 ];
 
 class ListedMigrations implements Knex.MigrationSource<Migration> {

@@ -134,6 +134,34 @@ export interface SignInCredentialRow {
   created_at: Date;
 }
 
+export interface MemberDirectoryRow {
+  member_id: string; // PK: the member's public id, `emp_<hex>`
+  org_id: number;
+  user_id: number | null; // never returned by the API
+  /** '' once the name key is destroyed (MemberErased with includeName). */
+  first_name: string;
+  last_name: string;
+  /** `first last`, for display and the trigram search on lower(name). */
+  name: string;
+  job_title: string | null;
+  department: string | null;
+  external_id: string | null; // the HR system's id; never returned by the API
+  status: 'active' | 'inactive';
+  created_at: Date;
+  /** MemberContact still SEALED (as in the event): opened only for the contact tier. Null when none or erased. */
+  contact: { keyId: string; iv: string; ciphertext: string; tag: string } | null;
+  /** Keyed hashes (ContactHasher) of email and phone, for whole-value search; null when absent or erased. */
+  email_hash: string | null;
+  phone_hash: string | null;
+}
+
+/** Members per organization and status: the directory listing's `total` without a count(*). */
+export interface MemberCountRow {
+  org_id: number; // PK
+  active: number;
+  inactive: number;
+}
+
 export const READ_MODELS = {
   passList: 'pass_list',
   passBatches: 'pass_batches',
@@ -146,4 +174,6 @@ export const READ_MODELS = {
   revokedTokenFamilies: 'revoked_token_families',
   invitations: 'invitations',
   signInCredentials: 'sign_in_credentials',
+  memberDirectory: 'member_directory',
+  memberCounts: 'member_counts',
 } as const;

@@ -158,3 +158,28 @@ export const rateLimitErrorSchema: JsonSchema = {
   required: ['error', 'retry_after'],
   properties: { error: { const: 'temporarily_unavailable' }, retry_after: { type: 'integer', minimum: 1 } },
 };
+
+/**
+ * A member of the organization directory. Every field is optional in a response: `fields`
+ * selects them, and the credential's tier bounds them (`email` and `phone` need
+ * org:members:contact:read, or a user token).
+ */
+export const memberSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^emp_', description: 'Prefix `emp_` then opaque characters.' },
+    name: { type: 'string', description: 'First plus last name; empty once the name was erased.' },
+    first_name: { type: 'string' },
+    last_name: { type: 'string' },
+    job_title: nullable('string'),
+    department: nullable('string', { description: 'Department display name.' }),
+    status: { type: 'string', enum: ['active', 'inactive'] },
+    created_at: nullable('string', { format: 'date-time' }),
+    email: nullable('string', { description: 'Contact tier: needs `org:members:contact:read`. Null when none or erased.' }),
+    phone: nullable('string', { description: 'Contact tier: needs `org:members:contact:read`. Null when none or erased.' }),
+  },
+};
+
+export const memberResponseSchema: JsonSchema = successEnvelopeSchema('member', memberSchema);
+export const memberPageSchema: JsonSchema = pageSchema(memberSchema);

@@ -6,10 +6,11 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ValidationError } from '../errors.js';
 
-export interface KeysetPosition {
+export interface KeysetPosition<Id extends number | string = number> {
   /** The row's timestamp exactly as stored (microseconds, UTC, ISO 8601), so no row is skipped. */
   readonly createdAt: string;
-  readonly id: number;
+  /** The tie-breaker: an integer id, or a text id (such as a member's `emp_` id) for decodeTextId. */
+  readonly id: Id;
 }
 
 export interface CursorBinding {
@@ -23,6 +24,7 @@ const VERSION = 'v1';
 const MAX_CURSOR_LENGTH = 512;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 const CURSOR = /^v1\.([A-Za-z0-9_-]{1,300})\.([A-Za-z0-9_-]{43})$/;
+const TEXT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 export class PageCursor {
   private readonly key: Buffer;
@@ -34,13 +36,26 @@ export class PageCursor {
     this.key = key;
   }
 
-  encode(position: KeysetPosition, binding: CursorBinding): string {
+  encode(position: KeysetPosition<number | string>, binding: CursorBinding): string {
     const payload = Buffer.from(JSON.stringify([position.createdAt, position.id])).toString('base64url');
     return `${VERSION}.${payload}.${this.sign(payload, binding).toString('base64url')}`;
   }
 
-  /** Throws ValidationError for anything that is not a cursor this server issued for `binding`. */
+  /** Throws ValidationError for anything that is not a cursor this server issued for `binding` (integer ids). */
   decode(cursor: string, binding: CursorBinding): KeysetPosition {
+    const { createdAt, id } = this.decodeAny(cursor, binding);
+    if (!Number.isSafeInteger(id)) throw invalid();
+    return { createdAt, id: id as number };
+  }
+
+  /** As decode, for lists whose tie-breaker is a text id. */
+  decodeTextId(cursor: string, binding: CursorBinding): KeysetPosition<string> {
+    const { createdAt, id } = this.decodeAny(cursor, binding);
+    if (typeof id !== 'string' || !TEXT_ID.test(id)) throw invalid();
+    return { createdAt, id };
+  }
+
+  private decodeAny(cursor: string, binding: CursorBinding): { createdAt: string; id: unknown } {
     const match = cursor.length <= MAX_CURSOR_LENGTH ? CURSOR.exec(cursor) : null;
     if (!match) throw invalid();
     const [, payload, signature] = match as unknown as [string, string, string];
@@ -56,8 +71,8 @@ export class PageCursor {
     }
     if (!Array.isArray(parsed) || parsed.length !== 2) throw invalid();
     const [createdAt, id] = parsed as [unknown, unknown];
-    if (typeof createdAt !== 'string' || !TIMESTAMP.test(createdAt) || !Number.isSafeInteger(id)) throw invalid();
-    return { createdAt, id: id as number };
+    if (typeof createdAt !== 'string' || !TIMESTAMP.test(createdAt)) throw invalid();
+    return { createdAt, id };
   }
 
   private sign(payload: string, binding: CursorBinding): Buffer {

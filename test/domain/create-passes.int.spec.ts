@@ -14,6 +14,7 @@ import { monthOf, streams, type GuestDetails, type PassCreated } from '../../sha
 import { parseCreatePassRequest } from '../../shared/domain/pass-request.js';
 import { PostgresIdAllocator } from '../../shared/domain/postgres-id-allocator.js';
 import { PostgresSubjectKeyStore } from '../../shared/crypto/postgres-subject-key-store.js';
+import { testDataKeyRing } from '../support/data-kek.js';
 import { open } from '../../shared/crypto/sealed-box.js';
 import { ConflictError, NotFoundError, QuotaExceededError } from '../../shared/errors.js';
 import type { ReadModelWatermark } from '../../shared/read-model-watermark.js';
@@ -85,7 +86,7 @@ for (const adapter of adapters) {
           store,
           handler: new CommandHandler(store),
           ids: new PostgresIdAllocator(knex),
-          subjectKeys: new PostgresSubjectKeyStore(knex),
+          subjectKeys: new PostgresSubjectKeyStore(knex, testDataKeyRing()),
           db: knex,
           watermark: noWatermark,
           projectionWaitMs: 0,

@@ -4,6 +4,7 @@ import { createKnex, type Knex } from '../../shared/db/knex.js';
 import { migrateToLatest } from '../../shared/db/migrate.js';
 import { PostgresIdAllocator } from '../../shared/domain/postgres-id-allocator.js';
 import { PostgresSubjectKeyStore } from '../../shared/crypto/postgres-subject-key-store.js';
+import { testDataKeyRing } from '../support/data-kek.js';
 import { open, seal } from '../../shared/crypto/sealed-box.js';
 import { freshDatabase } from '../support/database.js';
 
@@ -62,7 +63,7 @@ describe('PostgreSQL id allocator and subject key store', function () {
 
   describe('subject key store', () => {
     it('creates 256-bit keys and finds them by key id', async () => {
-      const keys = new PostgresSubjectKeyStore(knex);
+      const keys = new PostgresSubjectKeyStore(knex, testDataKeyRing());
       const a = await keys.create('batch-a');
       const b = await keys.create('batch-b');
       expect(a.key).to.have.length(32);
@@ -74,7 +75,7 @@ describe('PostgreSQL id allocator and subject key store', function () {
     });
 
     it('destroys every key of a subject and only those', async () => {
-      const keys = new PostgresSubjectKeyStore(knex);
+      const keys = new PostgresSubjectKeyStore(knex, testDataKeyRing());
       const first = await keys.create('guest-1');
       const second = await keys.create('guest-1');
       const other = await keys.create('guest-2');
@@ -88,28 +89,28 @@ describe('PostgreSQL id allocator and subject key store', function () {
     });
 
     it('hands out keys for new subjects stored ahead, each once, and destroys one by its subject', async () => {
-      const keys = new PostgresSubjectKeyStore(knex);
+      const keys = new PostgresSubjectKeyStore(knex, testDataKeyRing());
       const made = await Promise.all(Array.from({ length: 100 }, () => keys.createForNewSubject()));
       expect(new Set(made.map((k) => k.keyId)).size).to.equal(100);
       expect(new Set(made.map((k) => k.subjectId)).size).to.equal(100);
-      const stored = await new PostgresSubjectKeyStore(knex).getMany(made.map((k) => k.keyId));
+      const stored = await new PostgresSubjectKeyStore(knex, testDataKeyRing()).getMany(made.map((k) => k.keyId));
       expect(made.every((k) => stored.get(k.keyId)?.equals(k.key))).to.equal(true); // durable before handed out
 
       await keys.destroy(made[0]!.subjectId);
-      expect((await new PostgresSubjectKeyStore(knex).getMany([made[0]!.keyId])).size).to.equal(0);
+      expect((await new PostgresSubjectKeyStore(knex, testDataKeyRing()).getMany([made[0]!.keyId])).size).to.equal(0);
       expect((await keys.getMany([made[0]!.keyId])).size).to.equal(0);
     });
 
     it('stores every key of a turn, and another instance (another process) reads and destroys them from the table', async () => {
-      const writer = new PostgresSubjectKeyStore(knex);
+      const writer = new PostgresSubjectKeyStore(knex, testDataKeyRing());
       // Created in one event-loop turn: stored by one statement; answered from memory by `writer`.
       const created = await Promise.all(['guest-3', 'guest-3', 'guest-4'].map((subject) => writer.create(subject)));
-      const reader = new PostgresSubjectKeyStore(knex);
+      const reader = new PostgresSubjectKeyStore(knex, testDataKeyRing());
       const found = await reader.getMany(created.map((k) => k.keyId));
       expect(created.every((k) => found.get(k.keyId)?.equals(k.key))).to.equal(true);
 
       await reader.destroy('guest-3');
-      const left = await new PostgresSubjectKeyStore(knex).getMany(created.map((k) => k.keyId));
+      const left = await new PostgresSubjectKeyStore(knex, testDataKeyRing()).getMany(created.map((k) => k.keyId));
       expect([...left.keys()]).to.deep.equal([created[2]!.keyId]);
     });
   });

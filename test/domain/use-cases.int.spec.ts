@@ -11,6 +11,7 @@ import { eventSchemas } from '../../shared/domain/event-schemas.js';
 import { streams, type ApiKeyCreated, type UserAdded } from '../../shared/domain/events.js';
 import { PostgresIdAllocator } from '../../shared/domain/postgres-id-allocator.js';
 import { PostgresSubjectKeyStore } from '../../shared/crypto/postgres-subject-key-store.js';
+import { testDataKeyRing } from '../support/data-kek.js';
 import { verifyPassword } from '../../shared/crypto/password-hash.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../shared/errors.js';
 import type { CommandDeps } from '../../command-service/command-deps.js';
@@ -49,7 +50,7 @@ describe('administrative use cases', function () {
       store,
       handler: new CommandHandler(store),
       ids: new PostgresIdAllocator(knex),
-      subjectKeys: new PostgresSubjectKeyStore(knex),
+      subjectKeys: new PostgresSubjectKeyStore(knex, testDataKeyRing()),
       db: knex,
       watermark: { waitFor: async (position, _ms, projections) => (waited.push({ position, projections }), true), close: async () => undefined },
       projectionWaitMs: 0,

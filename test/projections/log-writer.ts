@@ -8,6 +8,7 @@ import { streams, type DomainEvent, type GuestDetails } from '../../shared/domai
 import type { EventStore, NewEvent, Position, RecordedEvent } from '../../shared/event-store/event-store.js';
 import { comparePositions, START } from '../../shared/event-store/event-store.js';
 import { PostgresSubjectKeyStore } from '../../shared/crypto/postgres-subject-key-store.js';
+import { testDataKeyRing } from '../support/data-kek.js';
 import { seal } from '../../shared/crypto/sealed-box.js';
 import { migratedDatabase } from '../support/database.js';
 
@@ -26,7 +27,7 @@ export interface TestDb {
 export async function openTestDb(label: string): Promise<TestDb> {
   const { url, knex } = await migratedDatabase(label, { max: 10 });
   const store = createEventStore({ databaseUrl: url, eventStoreUrl: null, schemas: eventSchemas });
-  const subjectKeys = new PostgresSubjectKeyStore(knex);
+  const subjectKeys = new PostgresSubjectKeyStore(knex, testDataKeyRing());
   return {
     url,
     knex,
