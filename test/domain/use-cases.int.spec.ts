@@ -82,7 +82,8 @@ describe('administrative use cases', function () {
     const { userId } = await addUser(deps, { orgId, email: `w${randomUUID().slice(0, 8)}@example.com`, firstName: 'W', lastName: 'Aiter', roles: ['admin'] }, ctx());
     const { keyId } = await createApiKey(deps, { orgId, userId, scopes: ['org:passes:read'] }, ctx());
     await revokeApiKey(deps, { keyId, orgId }, ctx());
-    expect(waited.map((w) => w.projections)).to.deep.equal([['facilities'], ['users'], ['api_keys'], ['api_keys']]);
+    // A user is also a member: its write waits for the directory too.
+    expect(waited.map((w) => w.projections)).to.deep.equal([['facilities'], ['users'], ['member_directory'], ['api_keys'], ['api_keys']]);
   });
 
   it('adds facilities only to existing organizations', async () => {
