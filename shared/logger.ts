@@ -23,6 +23,9 @@ export const REDACTED_PATHS = [
   '*.code_verifier',
   '*.qr_value',
   '*.qr_values',
+  // PostgreSQL errors quote the row values they refuse in `detail` (`Key (email)=(...) already exists`).
+  'err.detail',
+  'err.cause.detail',
 ];
 
 export function createLogger(level = 'info', name = 'guestpass'): Logger {

@@ -4,7 +4,7 @@
 // factor when the user has one, then the session and the authorization in progress.
 import type Router from '@koa/router';
 import { RateLimitedError } from '../../shared/errors.js';
-import { clientIp } from '../../shared/http/client-ip.js';
+import { clientIp, rateLimitSource } from '../../shared/http/client-ip.js';
 import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
 import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
 import { SIGN_IN_AMR } from '../../shared/sign-in/sign-in-methods.js';
@@ -46,7 +46,7 @@ export function passwordSignInRoutes(router: Router<HttpState>, env: SignInEnv):
     const typed = field(form, 'email');
     const password = field(form, 'password');
     const email = normaliseSignInEmail(typed);
-    const ip = clientIp(ctx, env.trustProxy);
+    const ip = rateLimitSource(clientIp(ctx, env.trustProxy));
     // In-memory keys never hold the address itself; what cannot be an address has no bucket.
     const emailKey = email === null ? null : sha256Hex(email);
 

@@ -12,6 +12,9 @@ export type { Knex };
 export function createKnex(connectionString: string, pool: { min?: number; max?: number } = {}): Knex {
   return knexFactory({
     client: 'pg',
+    // An error's message keeps the statement with its placeholders, never the bound values
+    // (emails, names, search terms) that it would otherwise carry into every log line.
+    compileSqlOnError: false,
     connection: { connectionString },
     pool: { min: pool.min ?? 0, max: pool.max ?? 10 },
   });

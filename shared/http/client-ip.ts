@@ -23,3 +23,15 @@ export function clientIp(ctx: Pick<HttpContext, 'get' | 'req'>, trustProxy: bool
   const peer = ctx.req.socket.remoteAddress;
   return (peer && normaliseIp(peer)) || 'unknown';
 }
+
+/**
+ * The source a rate limit counts: the address for IPv4, its /64 for IPv6. One subscriber is
+ * given a whole /64 (RFC 6177), so counting IPv6 per address would hand an attacker 2^64 buckets.
+ */
+export function rateLimitSource(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.process(ip);
+  if (address.kind() !== 'ipv6') return address.toString();
+  const parts = (address as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
+  return `${parts.join(':')}::/64`;
+}

@@ -14,7 +14,7 @@
 //    embedded runner passes ONE limiter to both apps so the organization API is one bucket.
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { RateLimitedError } from '../errors.js';
-import { clientIp } from './client-ip.js';
+import { clientIp, rateLimitSource } from './client-ip.js';
 import type { HttpContext, HttpMiddleware } from './http-state.js';
 
 export interface RateLimitPolicy {
@@ -110,7 +110,7 @@ export class RateLimiter {
     const prefix = options.pathPrefix ?? '/';
     return async (ctx, next) => {
       if (!ctx.path.startsWith(prefix)) return next();
-      const ip = clientIp(ctx, options.trustProxy);
+      const ip = rateLimitSource(clientIp(ctx, options.trustProxy));
       const { remaining, resetSeconds } = await this.take(ip, (notice) =>
         ctx.state.log.warn({ ip, bucket: this.name, level: notice.level, seconds: notice.seconds }, 'source locked out after sustained rate-limit abuse'),
       );

@@ -30,6 +30,20 @@ describe('organization API: rate limit', function () {
     }
   });
 
+  it('counts the addresses of one IPv6 /64 as one source (a subscriber holds the whole /64)', async () => {
+    const server = await stack.serve({ trustProxy: true, rateLimit: { points: 2, abuseThreshold: 100 } });
+    try {
+      const from = (ip: string) => server.request('GET', '/api/v1/org/facilities', { apiKey: tenant.apiKey, headers: { 'X-Forwarded-For': ip } });
+      expect((await from('2001:db8:7:1::1')).status).to.equal(200);
+      expect((await from('2001:db8:7:1::2')).status).to.equal(200);
+      expect((await from('2001:db8:7:1:abcd::3')).status).to.equal(429);
+      // Another /64 has a bucket of its own.
+      expect((await from('2001:db8:7:2::1')).status).to.equal(200);
+    } finally {
+      await server.close();
+    }
+  });
+
   describe('over the limit', () => {
     let server: Server;
     before(async () => {
