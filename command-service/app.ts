@@ -32,7 +32,7 @@ export interface CommandAppDeps extends CommandDeps {
 
 export function createCommandApp(deps: CommandAppDeps): Koa<HttpState> {
   const { trustProxy } = deps.config;
-  const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter });
+  const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter, publicBaseUrl: deps.oauth.issuer });
   const passLinkBase = deps.oauth.issuer;
   app.use(orgPassRoutes(deps, { trustProxy, passLinkBase }).routes());
   app.use(userPassRoutes(deps, { trustProxy, passLinkBase, rateLimiter: deps.userApiRateLimiter }).routes());

@@ -79,7 +79,7 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
     ctx.body = openApi;
   });
 
-  const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter });
+  const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter, publicBaseUrl: deps.oauth.issuer });
   app.use(publicRoutes.routes());
   app.use(org.routes());
   app.use(userRoutes({ db: deps.db, cursor, oauth: deps.oauth, trustProxy, rateLimiter: userApiRateLimiter }).routes());

@@ -3,8 +3,9 @@
 // A key is `svc_sk_<secret>`, sent as `Authorization: Bearer <key>` or `X-API-Key: <key>` (both
 // at once only if they are the same key). It is looked up by its SHA-256 (hex) in the api_keys
 // read model, and the stored hash is compared in constant time. Unknown, malformed, revoked,
-// expired and IP-restricted keys are indistinguishable to the caller: all are the same 401
-// `invalid_token`; the reason is logged for operators (with the key id, never the key).
+// expired and IP-restricted keys, and keys whose admin no longer holds the `admin` role, are
+// indistinguishable to the caller: all are the same 401 `invalid_token`; the reason is logged
+// for operators (with the key id, never the key). A key works again if its admin gets the role back.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';
 import { InvalidTokenError } from '../errors.js';
@@ -25,7 +26,7 @@ export function hashApiKey(apiKey: string): string {
   return createHash('sha256').update(apiKey, 'utf8').digest('hex');
 }
 
-type Rejection = 'missing' | 'malformed' | 'conflicting_headers' | 'unknown' | 'revoked' | 'expired' | 'ip_not_allowed';
+type Rejection = 'missing' | 'malformed' | 'conflicting_headers' | 'unknown' | 'revoked' | 'expired' | 'ip_not_allowed' | 'admin_role_removed';
 
 class ApiKeyRejected extends InvalidTokenError {
   constructor(readonly reason: Rejection, readonly keyId: string | null = null) {
@@ -76,14 +77,18 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): HttpMiddleware {
 }
 
 type KeyColumns = 'key_id' | 'org_id' | 'user_id' | 'key_hash' | 'scopes' | 'expires_at' | 'allowed_ips' | 'revoked';
-type KeyLookup = (hash: string) => Promise<Pick<ApiKeyRow, KeyColumns> | undefined>;
+/** A key's row, and whether the admin it acts for still holds the `admin` role. */
+type FoundKey = Pick<ApiKeyRow, KeyColumns> & { admin: boolean };
+type KeyLookup = (hash: string) => Promise<FoundKey | undefined>;
 
 /** Finds keys by hash; the lookups of one event-loop turn share one query. */
 function apiKeyLookup(db: Knex): KeyLookup {
   return batchPerTurn(async (hashes: string[]) => {
-    const rows = await db<ApiKeyRow>(READ_MODELS.apiKeys)
-      .select('key_id', 'org_id', 'user_id', 'key_hash', 'scopes', 'expires_at', 'allowed_ips', 'revoked')
-      .whereRaw('key_hash = any(?::text[])', [[...new Set(hashes)]]);
+    const rows: FoundKey[] = await db({ k: READ_MODELS.apiKeys })
+      .leftJoin({ u: READ_MODELS.users }, 'u.user_id', 'k.user_id')
+      .select('k.key_id', 'k.org_id', 'k.user_id', 'k.key_hash', 'k.scopes', 'k.expires_at', 'k.allowed_ips', 'k.revoked')
+      .select(db.raw(`coalesce('admin' = any(u.roles) AND u.org_id = k.org_id, false) AS admin`))
+      .whereRaw('k.key_hash = any(?::text[])', [[...new Set(hashes)]]);
     const byHash = new Map(rows.map((row) => [row.key_hash, row]));
     return hashes.map((hash) => byHash.get(hash));
   });
@@ -93,17 +98,18 @@ function apiKeyLookup(db: Knex): KeyLookup {
 const MAX_CACHED_KEYS = 10_000;
 
 /**
- * Found keys, cached until the api_keys read model changes (a key created, revoked or expired
- * by an operator): then all of them are dropped, since a change names no key. Unknown keys are
+ * Found keys, cached until the api_keys or users read model changes (a key created, revoked or
+ * expired by an operator; an admin's role granted or revoked): then all of them are dropped,
+ * since a change names no key. Unknown keys are
  * not cached, so guessing cannot fill the cache. Expiry and IP allowlist are checked on every
  * request from the cached row. A lookup that raced a change is not cached (generation check), and
  * nothing is cached while changes may go unheard.
  */
 function cachedLookup(lookUp: KeyLookup, changes: ReadModelChanges): KeyLookup {
-  const cache = new Map<string, Pick<ApiKeyRow, KeyColumns>>();
+  const cache = new Map<string, FoundKey>();
   let generation = 0;
   changes.onRowsChanged((projections) => {
-    if (projections !== null && !projections.includes(READ_MODELS.apiKeys)) return;
+    if (projections !== null && !projections.includes(READ_MODELS.apiKeys) && !projections.includes(READ_MODELS.users)) return;
     generation++;
     cache.clear();
   });
@@ -127,6 +133,7 @@ async function authenticate(ctx: HttpContext, lookUp: KeyLookup, trustProxy: boo
     throw new ApiKeyRejected('unknown');
   }
   if (row.revoked) throw new ApiKeyRejected('revoked', row.key_id);
+  if (!row.admin) throw new ApiKeyRejected('admin_role_removed', row.key_id);
   if (row.expires_at !== null && new Date(row.expires_at).getTime() <= now.getTime()) {
     throw new ApiKeyRejected('expired', row.key_id);
   }

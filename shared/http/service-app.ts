@@ -20,14 +20,16 @@ export interface ServiceAppOptions {
    * process, so the two count as one bucket; omitted = one of its own.
    */
   readonly orgApiRateLimiter?: RateLimiter;
+  /** The address clients reach the service at (PUBLIC_BASE_URL): https asks browsers for HSTS. */
+  readonly publicBaseUrl?: string;
 }
 
-export function createServiceApp({ logger, trustProxy, orgApiRateLimiter }: ServiceAppOptions): Koa<HttpState> {
+export function createServiceApp({ logger, trustProxy, orgApiRateLimiter, publicBaseUrl }: ServiceAppOptions): Koa<HttpState> {
   const app = new Koa<HttpState>();
   app.use(requestId());
   app.use(requestLogger(logger));
   app.use(errorMiddleware());
-  app.use(securityHeaders());
+  app.use(securityHeaders({ https: publicBaseUrl?.startsWith('https://') ?? false }));
   app.use((orgApiRateLimiter ?? new RateLimiter('org-api')).middleware({ trustProxy, pathPrefix: ORG_API_PREFIX }));
   app.use(notFound());
   return app;

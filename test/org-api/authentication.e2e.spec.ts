@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { startStack, passBody, type Stack, type Tenant, type ApiResponse } from '../support/stack.js';
 import { expectInsufficientScope, expectInvalidToken } from '../support/api-answers.js';
 import { capturedLogger } from '../support/captured-logs.js';
+import { streams } from '../../shared/domain/events.js';
+import { userDecider } from '../../shared/domain/user-decider.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** A well-formed key no one was ever given. */
@@ -24,6 +26,30 @@ describe('organization API: API key authentication', function () {
   });
   after(async () => {
     await stack?.stop();
+  });
+
+  it('stops a key when its admin loses the admin role (401 as for any bad key), and takes it back with the role', async () => {
+    const other = await stack.seed.tenant();
+    const role = async (type: 'RevokeRole' | 'GrantRole') => {
+      const { position } = await stack.deps.handler.handle(
+        streams.user(other.userId),
+        userDecider,
+        { type, data: { userId: other.userId, orgId: other.orgId, role: 'admin' } },
+        { correlationId: randomBytes(8).toString('hex'), causationId: null, actor: { kind: 'operator' }, now: new Date() },
+      );
+      expect(await stack.deps.watermark.waitFor(position, 5000)).to.equal(true);
+    };
+    const facilities = () => stack.request('GET', '/api/v1/org/facilities', { apiKey: other.apiKey });
+    expect((await facilities()).status).to.equal(200);
+    await role('RevokeRole');
+    for (const [method, path, json] of [
+      ['GET', '/api/v1/org/facilities', undefined],
+      ['POST', '/api/v1/org/passes', passBody(other.facilityId)],
+    ] as const) {
+      expectInvalidToken(await call(method, path, json, { Authorization: `Bearer ${other.apiKey}` }), `${method} ${path} with a key whose admin lost the role`);
+    }
+    await role('GrantRole');
+    expect((await facilities()).status).to.equal(200);
   });
 
   const endpoints = () =>
