@@ -10,9 +10,9 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger.js';
 import type { PassCreated } from '../shared/domain/events.js';
-import { comparePositions, positionToString, START, type EventStore, type Position, type RecordedEvent, type Subscription } from '../shared/event-store/event-store.js';
-import { readReactorCheckpoint, writeReactorCheckpoint } from './reactor-checkpoints.js';
-import { Stopped, StoppableRetry, type RetryOptions } from './stoppable-retry.js';
+import { comparePositions, START, type EventStore, type Position, type RecordedEvent, type Subscription } from '../shared/event-store/event-store.js';
+import { followFromCheckpoint, writeReactorCheckpoint } from './reactor-checkpoints.js';
+import { StoppableRetry, type RetryOptions } from './stoppable-retry.js';
 import type { Reactor } from './reactor.js';
 
 export const PASS_DELIVERY_REACTOR = 'pass-delivery';
@@ -77,16 +77,13 @@ export class PassDeliveryReactor implements Reactor {
 
   async start(): Promise<void> {
     if (this.subscription) throw new Error('pass delivery reactor already started');
-    this.position = (await this.retry.run('read checkpoint', () => readReactorCheckpoint(this.options.knex, this.name))).position;
-    this.options.logger?.info({ reactor: this.name, from: positionToString(this.position) }, 'pass delivery reactor started');
-    this.subscription = this.options.store.subscribeToAll({
-      after: this.position,
+    ({ position: this.position, subscription: this.subscription } = await followFromCheckpoint({
+      ...this.options,
+      name: this.name,
+      retry: this.retry,
       batchSize: this.options.batchSize ?? 500,
       onEvents: (events) => this.handleBatch(events),
-      onError: (error) => {
-        if (!(error instanceof Stopped)) this.options.logger?.error({ err: error, reactor: this.name }, 'pass delivery reactor subscription error');
-      },
-    });
+    }));
   }
 
   async stop(): Promise<void> {

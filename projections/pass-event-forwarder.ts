@@ -10,7 +10,6 @@ import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger.js';
 import {
   comparePositions,
-  positionToString,
   START,
   type EventStore,
   type Position,
@@ -20,8 +19,8 @@ import {
 import { PASS_EVENTS_TOPIC, type PassBus } from '../shared/pass-bus/pass-bus.js';
 import { isPassEvent, toPassEventMessage } from '../shared/pass-bus/pass-event-message.js';
 import type { Reactor } from './reactor.js';
-import { readReactorCheckpoint, writeReactorCheckpoint } from './reactor-checkpoints.js';
-import { Stopped, StoppableRetry } from './stoppable-retry.js';
+import { followFromCheckpoint, readReactorCheckpoint, writeReactorCheckpoint } from './reactor-checkpoints.js';
+import { StoppableRetry } from './stoppable-retry.js';
 
 export const PASS_EVENT_FORWARDER = 'pass-event-forwarder';
 
@@ -63,16 +62,14 @@ export class PassEventForwarder implements Reactor {
   async start(): Promise<void> {
     if (this.subscription) throw new Error('forwarder already started');
     await this.retry.run('create topics', () => this.options.bus.ensureTopics());
-    this.position = await this.readCheckpoint();
-    this.options.logger?.info({ forwarder: this.name, from: positionToString(this.position), bus: this.options.bus.kind }, 'pass event forwarder started');
-    this.subscription = this.options.store.subscribeToAll({
-      after: this.position,
+    ({ position: this.position, subscription: this.subscription } = await followFromCheckpoint({
+      ...this.options,
+      name: this.name,
+      retry: this.retry,
+      context: { bus: this.options.bus.kind },
       batchSize: this.options.batchSize ?? 500,
       onEvents: (events) => this.handleBatch(events),
-      onError: (error) => {
-        if (!(error instanceof Stopped)) this.options.logger?.error({ err: error, forwarder: this.name }, 'pass event forwarder subscription error');
-      },
-    });
+    }));
   }
 
   async stop(): Promise<void> {
@@ -111,10 +108,6 @@ export class PassEventForwarder implements Reactor {
     // Only now, with the bus's acknowledgement in hand, may the checkpoint pass these events.
     await this.retry.run('checkpoint', () => this.writeCheckpoint(last.position, messages.length));
     this.position = last.position;
-  }
-
-  private async readCheckpoint(): Promise<Position> {
-    return (await this.retry.run('read checkpoint', () => readReactorCheckpoint(this.options.knex, this.name))).position;
   }
 
   private async writeCheckpoint(position: Position, forwarded: number): Promise<void> {

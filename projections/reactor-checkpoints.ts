@@ -2,7 +2,9 @@
 // the position of the last event whose effects are done. Shared by the pass event forwarder and
 // the pass delivery reactor.
 import type { Knex } from 'knex';
-import { START, type Position } from '../shared/event-store/event-store.js';
+import type { Logger } from '../shared/logger.js';
+import { positionToString, START, type EventStore, type Position, type RecordedEvent, type Subscription } from '../shared/event-store/event-store.js';
+import { Stopped, type StoppableRetry } from './stoppable-retry.js';
 
 interface CheckpointRow {
   name: string;
@@ -36,4 +38,33 @@ export async function writeReactorCheckpoint(knex: Knex | Knex.Transaction, name
      WHERE (c.commit_position, c.prepare_position) < (excluded.commit_position, excluded.prepare_position)`,
     [name, position.commit.toString(), position.prepare.toString(), count],
   );
+}
+
+/**
+ * Reads a reactor's checkpoint (retrying until the database answers) and follows the store from
+ * it. A subscription error is logged, except the one that stopping the reactor causes.
+ */
+export async function followFromCheckpoint(options: {
+  readonly store: EventStore;
+  readonly knex: Knex;
+  readonly name: string;
+  readonly retry: StoppableRetry;
+  readonly logger?: Logger;
+  /** What the start-up line says, beside the reactor's name and position. */
+  readonly context?: Record<string, unknown>;
+  readonly batchSize: number;
+  readonly onEvents: (events: readonly RecordedEvent[]) => Promise<void>;
+}): Promise<{ position: Position; subscription: Subscription }> {
+  const { name, logger } = options;
+  const { position } = await options.retry.run('read checkpoint', () => readReactorCheckpoint(options.knex, name));
+  logger?.info({ reactor: name, from: positionToString(position), ...options.context }, `${name} started`);
+  const subscription = options.store.subscribeToAll({
+    after: position,
+    batchSize: options.batchSize,
+    onEvents: options.onEvents,
+    onError: (error) => {
+      if (!(error instanceof Stopped)) logger?.error({ err: error, reactor: name }, `${name}: subscription error`);
+    },
+  });
+  return { position, subscription };
 }

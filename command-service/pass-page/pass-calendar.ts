@@ -4,20 +4,13 @@
 // control characters. The file carries no QR value and no link to the page: calendars sync to
 // places a bearer credential should not go.
 import { createHash } from 'node:crypto';
+import type { PassPageModel } from './pass-page-model.js';
 
-export interface PassCalendarInput {
-  readonly batchId: string;
-  readonly firstName: string;
-  readonly facilityName: string;
-  /** `YYYY-MM-DD` and `HH:MM` or null. */
-  readonly arrivalDate: string;
-  readonly arrivalTime: string | null;
-  readonly validFrom: Date;
-  readonly validUntil: Date;
-  readonly invitedBy: string | null;
-  /** DTSTAMP: when the file was made. */
-  readonly now: Date;
-}
+/** The visit as the page shows it, with the batch (the event's UID) and DTSTAMP (when the file was made). */
+export type PassCalendarInput = Pick<
+  PassPageModel,
+  'firstName' | 'facilityName' | 'arrivalDate' | 'arrivalTime' | 'validFrom' | 'validUntil' | 'invitedBy'
+> & { readonly batchId: string; readonly now: Date };
 
 export const PASS_CALENDAR_FILENAME = 'guest-pass.ics';
 

@@ -14,7 +14,7 @@ import type { KeysetPosition, PageCursor } from '../../shared/http/page-cursor.j
 import { validateQuery, type JsonSchema } from '../../shared/http/schema-validation.js';
 import { requirePrincipal } from '../../shared/auth/principal.js';
 import { likePattern, pageOf } from '../passes/pass-page-query.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_SEARCH_LENGTH, normaliseSearch, type Page } from '../org-passes/list-org-passes.js';
+import { MAX_SEARCH_LENGTH, normaliseSearch, PAGE_PARAMETERS, type Page } from '../org-passes/list-org-passes.js';
 import { memberTierOf, MEMBER_FIELDS, selectMemberFields, wantsContact, type MemberField, type MemberTier } from './member-fields.js';
 import { memberColumns, memberDirectory, openContacts, toMemberItem, type MemberItem, type MemberItemRow } from './member-item.js';
 
@@ -34,8 +34,7 @@ export const listMembersQuerySchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Page size.' },
-    cursor: { type: 'string', minLength: 1, maxLength: 512, description: "The previous page's `next_cursor`, unchanged." },
+    ...PAGE_PARAMETERS,
     search: {
       type: 'string',
       maxLength: MAX_SEARCH_LENGTH,

@@ -17,13 +17,18 @@ export const DEFAULT_PAGE_SIZE = 30;
 export const MAX_PAGE_SIZE = 100;
 export const MAX_SEARCH_LENGTH = 100;
 
+/** `limit` and `cursor`, as every keyset-paginated listing takes them. */
+export const PAGE_PARAMETERS = {
+  limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Page size.' },
+  cursor: { type: 'string', minLength: 1, maxLength: 512, description: "The previous page's `next_cursor`, unchanged." },
+} as const;
+
 /** Validates the query string and feeds the OpenAPI parameters. Unknown parameters are 400. */
 export const listPassesQuerySchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Page size.' },
-    cursor: { type: 'string', minLength: 1, maxLength: 512, description: 'The previous page\'s `next_cursor`, unchanged.' },
+    ...PAGE_PARAMETERS,
     search: {
       type: 'string',
       maxLength: MAX_SEARCH_LENGTH,
