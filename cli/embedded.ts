@@ -11,9 +11,8 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { comparePositions, START } from '../shared/event-store/event-store.js';
 import { ORG_SCOPES } from '../shared/domain/events.js';
 import type { CommandContext } from '../shared/event-store/command-handler.js';
-import { RateLimiter } from '../shared/http/rate-limit.js';
+import { memoryRateLimitStore } from '../shared/http/rate-limit-store.js';
 import { mountGateway } from '../shared/http/gateway.js';
-import { USER_API_RATE_LIMIT } from '../shared/auth/access-token-auth.js';
 import { createCommandApp } from '../command-service/app.js';
 import { createQueryApp } from '../query-service/app.js';
 import { ProjectionRunner } from '../projections/runner.js';
@@ -127,15 +126,14 @@ export async function startEmbedded(config: Config, logger: Logger) {
     });
     started.push(() => delivery.stop());
 
-    const orgApiRateLimiter = new RateLimiter('org-api');
-    const userApiRateLimiter = new RateLimiter('user-api', USER_API_RATE_LIMIT);
-    const commandApp = createCommandApp({ ...runtime.deps, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth });
+    // One process: the limits count in its memory, one store for both apps (one bucket each).
+    const rateLimitStore = memoryRateLimitStore();
+    const commandApp = createCommandApp({ ...runtime.deps, logger, config, rateLimitStore, oauth });
     const queryApp = createQueryApp({
       db: runtime.knex,
       logger,
       config: { trustProxy: config.trustProxy, pageCursorSecret: await pageCursorSecret(config) },
-      orgApiRateLimiter,
-      userApiRateLimiter,
+      rateLimitStore,
       oauth,
       readModelChanges: runtime.watermark,
       subjectKeys: runtime.deps.subjectKeys,

@@ -3,7 +3,9 @@
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import type Koa from 'koa';
-import type { RateLimiter, RateLimitPolicy } from '../shared/http/rate-limit.js';
+import { RateLimiter, type RateLimitPolicy } from '../shared/http/rate-limit.js';
+import { memoryRateLimitStore, type RateLimitStore } from '../shared/http/rate-limit-store.js';
+import { USER_API_RATE_LIMIT } from '../shared/auth/access-token-auth.js';
 import { createServiceApp } from '../shared/http/service-app.js';
 import type { HttpState } from '../shared/http/http-state.js';
 import type { CommandDeps } from './command-deps.js';
@@ -20,22 +22,28 @@ export interface CommandAppDeps extends CommandDeps {
   /** The authorization server's issuer, clients and keys. */
   readonly oauth: OAuthServices;
   /**
-   * The organization API's per-IP bucket. Pass the same instance to the query app when both
-   * run in one process, so the two count as one bucket; omitted = one of its own.
+   * Where every rate limit and failure throttle counts (rate-limit-store.ts): shared by every
+   * instance in production; in one process, give both apps one store. Omitted = in this app.
    */
+  readonly rateLimitStore?: RateLimitStore;
+  /** Replaces the organization API's per-IP bucket (tests and benchmarks change its policy). */
   readonly orgApiRateLimiter?: RateLimiter;
-  /** The user-delegated API's per-user bucket; share it with the query app in one process. */
+  /** Replaces the user-delegated API's per-user bucket (tests and benchmarks change its policy). */
   readonly userApiRateLimiter?: RateLimiter;
   /** Overrides of the token endpoint's per-IP limit (benchmarks and tests raise it). */
   readonly oauthTokenRateLimit?: Partial<RateLimitPolicy>;
 }
 
-export function createCommandApp(deps: CommandAppDeps): Koa<HttpState> {
-  const { trustProxy } = deps.config;
-  const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter, publicBaseUrl: deps.oauth.issuer });
+export function createCommandApp(appDeps: CommandAppDeps): Koa<HttpState> {
+  const { trustProxy } = appDeps.config;
+  // Every limiter below counts in one store, this app's own when none is given.
+  const deps = { ...appDeps, rateLimitStore: appDeps.rateLimitStore ?? memoryRateLimitStore() };
+  const { rateLimitStore } = deps;
+  const app = createServiceApp({ logger: deps.logger, trustProxy, rateLimitStore, orgApiRateLimiter: deps.orgApiRateLimiter, publicBaseUrl: deps.oauth.issuer });
   const passLinkBase = deps.oauth.issuer;
   app.use(orgPassRoutes(deps, { trustProxy, passLinkBase }).routes());
-  app.use(userPassRoutes(deps, { trustProxy, passLinkBase, rateLimiter: deps.userApiRateLimiter }).routes());
+  const userApiRateLimiter = deps.userApiRateLimiter ?? new RateLimiter('user-api', USER_API_RATE_LIMIT, rateLimitStore);
+  app.use(userPassRoutes(deps, { trustProxy, passLinkBase, rateLimiter: userApiRateLimiter }).routes());
   app.use(oauthProtocolRoutes(deps, { trustProxy, tokenRateLimit: deps.oauthTokenRateLimit }).routes());
   app.use(signInRoutes(deps, { trustProxy }).routes());
   app.use(passPageRoutes(deps, { trustProxy }).routes());

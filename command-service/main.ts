@@ -7,6 +7,7 @@ import { createLogger } from '../shared/logger.js';
 import { defaultBaseUrl, openRuntime } from '../cli/runtime.js';
 import { serveUntilSignalled } from '../shared/http/serve.js';
 import { createCommandApp } from './app.js';
+import { postgresRateLimitStore } from '../shared/http/rate-limit-store.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -17,7 +18,9 @@ async function main(): Promise<void> {
   // Behind the gateway, PUBLIC_BASE_URL is the issuer; alone, this process's own address.
   const oauth = await runtime.oauth(defaultBaseUrl(config, config.port));
   await oauth.signingKeys.current();
-  const app = createCommandApp({ ...runtime.deps, logger, config, oauth });
+  // Every instance counts in one table: the limits hold across replicas and restarts.
+  const rateLimitStore = postgresRateLimitStore(runtime.deps.db, { log: logger });
+  const app = createCommandApp({ ...runtime.deps, logger, config, oauth, rateLimitStore });
   serveUntilSignalled(app.callback(), { host: config.host, port: config.port, logger, name: 'command service', close: () => runtime.close() });
 }
 

@@ -17,6 +17,7 @@ import type { ReadModelChanges } from '../shared/read-model-changes.js';
 import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
 import type { ContactHasher } from '../shared/crypto/contact-search.js';
 import { RateLimiter } from '../shared/http/rate-limit.js';
+import { memoryRateLimitStore, type RateLimitStore } from '../shared/http/rate-limit-store.js';
 import { accessTokenAuth, USER_API_RATE_LIMIT } from '../shared/auth/access-token-auth.js';
 import { readModelAccounts, readModelRevocations } from './user/read-model-token-standing.js';
 import { EMPLOYEE_VIEW_ROLE, MEMBERS_USER_SCOPE, memberDirectoryAccess } from './members/member-access.js';
@@ -35,9 +36,14 @@ export interface QueryAppDeps {
   readonly config: QueryAppConfig;
   /** Offline verification of access tokens: the issuer and our public keys. */
   readonly oauth: Pick<OAuthServices, 'issuer' | 'verificationKeys'>;
-  /** Shared with the command app when both run in one process (one organization API bucket). */
+  /**
+   * Where the rate limits count (rate-limit-store.ts): shared by every instance in production;
+   * in one process, the command app's store. Omitted = in this app.
+   */
+  readonly rateLimitStore?: RateLimitStore;
+  /** Replaces the organization API's per-IP bucket (tests and benchmarks change its policy). */
   readonly orgApiRateLimiter?: RateLimiter;
-  /** The user-delegated API's per-user bucket; shared with the command app in one process. */
+  /** Replaces the user-delegated API's per-user bucket (tests and benchmarks change its policy). */
   readonly userApiRateLimiter?: RateLimiter;
   /** When given, API keys are cached until the api_keys read model changes. */
   readonly readModelChanges?: ReadModelChanges;
@@ -60,7 +66,8 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
   listFacilitiesRoute(org, { db: deps.db, authenticate });
   // The member directory takes an API key or a user token (employee_view role) at the same path;
   // the user token shares the user-delegated API's per-user bucket.
-  const userApiRateLimiter = deps.userApiRateLimiter ?? new RateLimiter('user-api', USER_API_RATE_LIMIT);
+  const rateLimitStore = deps.rateLimitStore ?? memoryRateLimitStore();
+  const userApiRateLimiter = deps.userApiRateLimiter ?? new RateLimiter('user-api', USER_API_RATE_LIMIT, rateLimitStore);
   const userAccess = accessTokenAuth({
     issuer: deps.oauth.issuer,
     verificationKeys: deps.oauth.verificationKeys,
@@ -79,7 +86,7 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
     ctx.body = openApi;
   });
 
-  const app = createServiceApp({ logger: deps.logger, trustProxy, orgApiRateLimiter: deps.orgApiRateLimiter, publicBaseUrl: deps.oauth.issuer });
+  const app = createServiceApp({ logger: deps.logger, trustProxy, rateLimitStore, orgApiRateLimiter: deps.orgApiRateLimiter, publicBaseUrl: deps.oauth.issuer });
   app.use(publicRoutes.routes());
   app.use(org.routes());
   app.use(userRoutes({ db: deps.db, cursor, oauth: deps.oauth, trustProxy, rateLimiter: userApiRateLimiter }).routes());

@@ -11,6 +11,7 @@ import { createPgPool } from '../shared/db/pg-pool.js';
 import { embeddedUrlFile } from '../shared/db/embedded-postgres.js';
 import { serveUntilSignalled } from '../shared/http/serve.js';
 import { createQueryApp } from './app.js';
+import { postgresRateLimitStore } from '../shared/http/rate-limit-store.js';
 import { defaultBaseUrl } from '../cli/runtime.js';
 import { loadDataKeyRing } from '../cli/data-kek.js';
 import { PostgresSubjectKeyStore } from '../shared/crypto/postgres-subject-key-store.js';
@@ -41,7 +42,9 @@ async function main(): Promise<void> {
   const ring = await loadDataKeyRing(config);
   const subjectKeys = new PostgresSubjectKeyStore(db, ring);
   const contactHasher = await loadContactHasher(db, ring);
-  const app = createQueryApp({ db, logger, config, oauth, subjectKeys, contactHasher });
+  // Every instance counts in one table: the limits hold across replicas and restarts.
+  const rateLimitStore = postgresRateLimitStore(db, { log: logger });
+  const app = createQueryApp({ db, logger, config, oauth, subjectKeys, contactHasher, rateLimitStore });
   const close = async () => {
     await keyPool.end();
     await db.destroy();

@@ -68,7 +68,13 @@ export class PayloadTooLargeError extends DomainError {
 export class RateLimitedError extends DomainError {
   readonly status = 429;
   readonly code = 'temporarily_unavailable';
-  constructor(readonly retryAfterSeconds: number, readonly limit: number, readonly windowSeconds: number) {
+  constructor(
+    readonly retryAfterSeconds: number,
+    readonly limit: number,
+    readonly windowSeconds: number,
+    /** The name of the limit's policy, as the RateLimit headers give it. */
+    readonly policy: string,
+  ) {
     super('rate limited');
   }
 }

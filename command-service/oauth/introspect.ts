@@ -11,6 +11,7 @@
 // second old. Refresh tokens are active while they are their family's current token and the
 // family is live, always read fresh.
 import type { HttpMiddleware } from '../../shared/http/http-state.js';
+import type { RateLimiter } from '../../shared/http/rate-limit.js';
 import type { LoadOptions } from '../../shared/event-store/command-handler.js';
 import { authenticateClient } from '../../shared/oauth/client-auth.js';
 import type { OAuthClient } from '../../shared/oauth/client-decider.js';
@@ -46,7 +47,7 @@ export const ACCESS_TOKEN_FAMILY_STALENESS_MS = 1000;
 
 const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
-export function introspectEndpoint(deps: ProtocolDeps): HttpMiddleware {
+export function introspectEndpoint(deps: ProtocolDeps, perClient: RateLimiter): HttpMiddleware {
   const { issuer } = deps.oauth;
   const accessTokens = new AccessTokenVerifier(deps.oauth.verificationKeys, { issuer, audience: accessTokenAudience(issuer) });
 
@@ -102,6 +103,7 @@ export function introspectEndpoint(deps: ProtocolDeps): HttpMiddleware {
     const { client } = await authenticateClient(ctx.get('authorization') || undefined, form, deps.oauth.clients, {
       confidentialOnly: true,
     });
+    await perClient.admit(ctx, client.clientId);
     const token = requiredParameter(form, 'token');
     // token_type_hint (RFC 7662 §2.1) is not needed: the two kinds cannot be mistaken for each other.
     const now = new Date();

@@ -3,7 +3,7 @@
 import type Router from '@koa/router';
 import { serviceRouter } from '../../shared/http/service-app.js';
 import type { HttpState } from '../../shared/http/http-state.js';
-import type { RateLimitPolicy } from '../../shared/http/rate-limit.js';
+import type { RateLimiter, RateLimitPolicy } from '../../shared/http/rate-limit.js';
 import { OAUTH_PATHS } from '../../shared/oauth/discovery.js';
 import type { CommandAppDeps } from '../app.js';
 import { CoalescingClientDirectory } from './coalescing-client-directory.js';
@@ -14,7 +14,7 @@ import { protocolErrors } from './protocol-errors.js';
 import { corsPreflight, protocolHeaders } from './protocol-headers.js';
 import { revokeEndpoint } from './revoke.js';
 import { tokenEndpoint } from './token-endpoint.js';
-import { tokenEndpointRateLimiter } from './token-rate-limit.js';
+import { protocolLimits } from './protocol-rate-limits.js';
 
 export interface OAuthProtocolRouteOptions {
   readonly trustProxy: boolean;
@@ -35,16 +35,17 @@ export function oauthProtocolRoutes(appDeps: CommandAppDeps, options: OAuthProto
   // Browser apps (public clients) call token and revoke directly: CORS-open, no cookies.
   // Introspection is for confidential clients, i.e. backends: no CORS.
   const cors = protocolHeaders({ cors: true });
-  const limiter = tokenEndpointRateLimiter(options.tokenRateLimit);
+  const limits = protocolLimits(appDeps.rateLimitStore, options.tokenRateLimit);
+  const byAddress = (limiter: RateLimiter) => limiter.middleware({ trustProxy: options.trustProxy });
 
   const errors = protocolErrors();
 
   router.options(OAUTH_PATHS.token, cors, corsPreflight());
-  router.post(OAUTH_PATHS.token, cors, errors, limiter.middleware({ trustProxy: options.trustProxy }), tokenEndpoint(deps));
+  router.post(OAUTH_PATHS.token, cors, errors, byAddress(limits.token), tokenEndpoint(deps));
 
-  router.post(OAUTH_PATHS.introspect, protocolHeaders({ cors: false }), errors, introspectEndpoint(deps));
+  router.post(OAUTH_PATHS.introspect, protocolHeaders({ cors: false }), errors, byAddress(limits.introspectByAddress), introspectEndpoint(deps, limits.introspectByClient));
 
   router.options(OAUTH_PATHS.revoke, cors, corsPreflight());
-  router.post(OAUTH_PATHS.revoke, cors, errors, revokeEndpoint(deps));
+  router.post(OAUTH_PATHS.revoke, cors, errors, byAddress(limits.revokeByAddress), revokeEndpoint(deps, limits.revokeByClient));
   return router;
 }

@@ -9,6 +9,7 @@
 // revokes its family, the grant it came from (RFC 7009 §2.1 allows revoking the underlying grant),
 // which also ends the refresh token the client holds for it.
 import type { HttpMiddleware } from '../../shared/http/http-state.js';
+import type { RateLimiter } from '../../shared/http/rate-limit.js';
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
 import { authenticateClient } from '../../shared/oauth/client-auth.js';
 import type { OAuthClient } from '../../shared/oauth/client-decider.js';
@@ -20,7 +21,7 @@ import { clientCommandContext } from './client-command-context.js';
 import { readProtocolForm, requiredParameter } from './form-body.js';
 import type { ProtocolDeps } from './protocol-deps.js';
 
-export function revokeEndpoint(deps: ProtocolDeps): HttpMiddleware {
+export function revokeEndpoint(deps: ProtocolDeps, perClient: RateLimiter): HttpMiddleware {
   const { issuer } = deps.oauth;
   const audience = accessTokenAudience(issuer);
 
@@ -54,6 +55,7 @@ export function revokeEndpoint(deps: ProtocolDeps): HttpMiddleware {
   return async function revoke(ctx) {
     const form = await readProtocolForm(ctx);
     const { client } = await authenticateClient(ctx.get('authorization') || undefined, form, deps.oauth.clients);
+    await perClient.admit(ctx, client.clientId);
     const token = requiredParameter(form, 'token');
     // token_type_hint (RFC 7009 §2.1) is not needed: a refresh token and a JWT cannot be mistaken.
     const context = clientCommandContext(ctx, client, new Date());

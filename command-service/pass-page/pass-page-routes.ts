@@ -87,7 +87,7 @@ function passPageErrors(): HttpMiddleware {
 export function passPageRoutes(deps: CommandAppDeps, options: PassPageOptions): Router<HttpState> {
   const router = serviceRouter();
   const kit = createSignInKit(deps);
-  const limiter = new RateLimiter('pass-page', { ...PASS_PAGE_RATE_LIMIT, ...options.rateLimit });
+  const limiter = new RateLimiter('pass-page', { ...PASS_PAGE_RATE_LIMIT, ...options.rateLimit }, deps.rateLimitStore);
   const guard = [passPageErrors(), limiter.middleware({ trustProxy: options.trustProxy })];
   const qrCache = options.qrCache === undefined ? new QrSvgCache() : options.qrCache;
 

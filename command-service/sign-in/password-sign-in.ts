@@ -1,6 +1,6 @@
 // GET/POST /signin: email and password. Every failure (unknown email, wrong password, an account
 // without a password, empty fields) answers the same page with the same message; failures are
-// throttled per email address and per source IP. On success the kit takes over: the second
+// throttled per account (or per account and device, see device-cookie.ts) and per source address. On success the kit takes over: the second
 // factor when the user has one, then the session and the authorization in progress.
 import type Router from '@koa/router';
 import { RateLimitedError } from '../../shared/errors.js';
@@ -15,6 +15,9 @@ import { parseFormFields } from '../../shared/http/form-body.js';
 import { redirectTo, sendPage } from './page-response.js';
 import { checkPassword, dummyPasswordHash, normaliseSignInEmail } from './password-check.js';
 import { SIGN_IN_FAILED, signInPage } from './pages/sign-in-page.js';
+import { TOO_MANY_ATTEMPTS } from './pages/layout.js';
+import { knownDevice, rememberDevice } from './device-cookie.js';
+import { takeAttempts, type AttemptKey, type Attempts } from '../../shared/sign-in/failure-throttle.js';
 import type { SignInEnv } from './sign-in-env.js';
 import { SIGN_IN_PATHS } from './sign-in-paths.js';
 
@@ -49,23 +52,26 @@ export function passwordSignInRoutes(router: Router<HttpState>, env: SignInEnv):
     const ip = rateLimitSource(clientIp(ctx, env.trustProxy));
     // In-memory keys never hold the address itself; what cannot be an address has no bucket.
     const emailKey = email === null ? null : sha256Hex(email);
+    // A browser that entered this account's password before guesses on its own budget, so
+    // failures elsewhere cannot lock the owner out (device-cookie.ts).
+    const device = emailKey === null ? null : knownDevice(kit.cookies, ctx, emailKey);
+    const accountKey: AttemptKey[] =
+      emailKey === null ? [] : device === null ? [[limits.passwordFailuresByEmail, emailKey]] : [[limits.passwordFailuresByDevice, `${emailKey}:${device}`]];
 
+    let attempts: Attempts;
     try {
-      await limits.passwordFailuresByIp.check(ip);
-      if (emailKey !== null) await limits.passwordFailuresByEmail.check(emailKey);
+      attempts = await takeAttempts([[limits.passwordFailuresByIp, ip], ...accountKey]);
     } catch (error) {
       if (!(error instanceof RateLimitedError)) throw error;
       ctx.set('Retry-After', String(Math.max(1, error.retryAfterSeconds)));
-      return render(ctx, { email: typed, error: 'Too many attempts. Wait a few minutes, then try again.' }, 429);
+      return render(ctx, { email: typed, error: TOO_MANY_ATTEMPTS }, 429);
     }
 
     const account =
       email === null || password === '' ? null : await checkPassword(deps.db, email, password, { preferredOrgId: await flowOrgId(env, ctx) });
-    if (account === null) {
-      await limits.passwordFailuresByIp.fail(ip);
-      if (emailKey !== null) await limits.passwordFailuresByEmail.fail(emailKey);
-      return render(ctx, { email: typed, error: SIGN_IN_FAILED }, 400);
-    }
+    if (account === null) return render(ctx, { email: typed, error: SIGN_IN_FAILED }, 400);
+    await attempts.succeeded();
+    rememberDevice(kit.cookies, ctx, emailKey!, device);
     await kit.complete(ctx, account, SIGN_IN_AMR.password);
   });
 }

@@ -4,7 +4,8 @@
 // it the browser starts again at /signin. A six-digit code is a TOTP code, its time step spent
 // with one append on the user's credentials stream (TotpCodeAccepted: each code works once, on
 // every replica); anything shaped like a recovery code is spent the same way (recovery codes
-// work once). Wrong codes are throttled per user. amr: see sign-in-methods.ts.
+// work once). Wrong codes are throttled per user, the attempt taken before the check (a burst of
+// codes cannot outrun the count). amr: see sign-in-methods.ts.
 import type Router from '@koa/router';
 import { RateLimitedError, ValidationError } from '../../shared/errors.js';
 import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
@@ -16,6 +17,8 @@ import { normaliseTotpCode } from '../../shared/sign-in/totp.js';
 import { field, readFormFields } from './page-form.js';
 import { redirectTo, sendPage } from './page-response.js';
 import { SECOND_FACTOR_FAILED, secondFactorPage } from './pages/second-factor-page.js';
+import { TOO_MANY_ATTEMPTS } from './pages/layout.js';
+import { takeAttempts, type Attempts } from '../../shared/sign-in/failure-throttle.js';
 import type { SignInEnv } from './sign-in-env.js';
 import { userCommandContext, type PendingSecondFactor } from './sign-in-kit.js';
 import { SIGN_IN_PATHS } from './sign-in-paths.js';
@@ -38,19 +41,18 @@ export function secondFactorRoutes(router: Router<HttpState>, env: SignInEnv): v
     const pending = kit.pendingSecondFactor(ctx);
     if (pending === null) return redirectTo(ctx, SIGN_IN_PATHS.signIn);
     const userKey = String(pending.userId);
+    let attempts: Attempts;
     try {
-      await limits.secondFactorFailuresByUser.check(userKey);
+      attempts = await takeAttempts([[limits.secondFactorFailuresByUser, userKey]]);
     } catch (error) {
       if (!(error instanceof RateLimitedError)) throw error;
       ctx.set('Retry-After', String(Math.max(1, error.retryAfterSeconds)));
-      return render(ctx, 'Too many attempts. Wait a few minutes, then try again.', 429);
+      return render(ctx, TOO_MANY_ATTEMPTS, 429);
     }
 
     const amr = await verifySecondFactor(env, ctx, pending, field(ctx.request.body as Record<string, string>, 'code'));
-    if (amr === null) {
-      await limits.secondFactorFailuresByUser.fail(userKey);
-      return render(ctx, SECOND_FACTOR_FAILED, 400);
-    }
+    if (amr === null) return render(ctx, SECOND_FACTOR_FAILED, 400);
+    await attempts.succeeded();
     await kit.startSession(ctx, pending, amr);
   });
 }

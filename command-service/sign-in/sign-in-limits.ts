@@ -1,35 +1,43 @@
 // The rate limits of the browser side of the authorization server. The spec leaves their numbers
 // open ("they do return 429"); these are ours:
 //
-//   * requests per source IP, with the organization API's escalating lockouts for sources that
-//     keep hammering while refused: authorize 300/min, logout 120/min, the sign-in pages' form
-//     posts 300/min (generous: a whole office may sit behind one address; they bound the scrypt
-//     work an address can ask of us);
-//   * failed attempts, which are what guessing costs: 10 wrong passwords per email address and
-//     100 per source IP per 15 minutes, 10 wrong second-factor codes per user per 15 minutes (a
-//     6-digit code with a 3-step window then holds for years).
-// Counted in this process's memory, per app instance (each gateway of the test stack has its own).
+//   * requests per source address, with the organization API's escalating lockouts for sources
+//     that keep hammering while refused: authorize 300/min, logout 120/min, the sign-in pages'
+//     form posts 300/min (generous: a whole office may sit behind one address; they bound the
+//     scrypt work an address can ask of us);
+//   * failed attempts, which are what guessing costs, per 15 minutes: 10 wrong passwords per
+//     account (its email address) and 100 per source address; a browser that entered the
+//     account's password before (its device cookie) has 5 of its own per account instead of the
+//     account's 10, so an attacker who spends those does not lock the owner out; 10 wrong
+//     second-factor codes per user (a 6-digit code with a 3-step window then holds for years).
+// Counted in the store the app is given (rate-limit-store.ts): shared by every instance in
+// production, in this process for the embedded default.
 import { ORG_API_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from '../../shared/http/rate-limit.js';
+import type { RateLimitStore } from '../../shared/http/rate-limit-store.js';
 import { FailureThrottle } from '../../shared/sign-in/failure-throttle.js';
 
 const perMinute = (points: number): RateLimitPolicy => ({ ...ORG_API_RATE_LIMIT, points, windowSeconds: 60, abuseThreshold: points });
+const FAILURE_WINDOW_SECONDS = 15 * 60;
 
 export interface SignInLimits {
   readonly authorize: RateLimiter;
   readonly logout: RateLimiter;
   readonly forms: RateLimiter;
   readonly passwordFailuresByEmail: FailureThrottle;
+  readonly passwordFailuresByDevice: FailureThrottle;
   readonly passwordFailuresByIp: FailureThrottle;
   readonly secondFactorFailuresByUser: FailureThrottle;
 }
 
-export function signInLimits(): SignInLimits {
+export function signInLimits(store?: RateLimitStore): SignInLimits {
+  const failures = (name: string, count: number) => new FailureThrottle(name, { failures: count, windowSeconds: FAILURE_WINDOW_SECONDS }, store);
   return {
-    authorize: new RateLimiter('oauth-authorize', perMinute(300)),
-    logout: new RateLimiter('oauth-logout', perMinute(120)),
-    forms: new RateLimiter('sign-in-forms', perMinute(300)),
-    passwordFailuresByEmail: new FailureThrottle('password-failures-email', { failures: 10, windowSeconds: 15 * 60 }),
-    passwordFailuresByIp: new FailureThrottle('password-failures-ip', { failures: 100, windowSeconds: 15 * 60 }),
-    secondFactorFailuresByUser: new FailureThrottle('second-factor-failures', { failures: 10, windowSeconds: 15 * 60 }),
+    authorize: new RateLimiter('oauth-authorize', perMinute(300), store),
+    logout: new RateLimiter('oauth-logout', perMinute(120), store),
+    forms: new RateLimiter('sign-in-forms', perMinute(300), store),
+    passwordFailuresByEmail: failures('password-failures-email', 10),
+    passwordFailuresByDevice: failures('password-failures-device', 5),
+    passwordFailuresByIp: failures('password-failures-ip', 100),
+    secondFactorFailuresByUser: failures('second-factor-failures', 10),
   };
 }

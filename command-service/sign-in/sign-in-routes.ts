@@ -23,7 +23,7 @@ export function signInRoutes(deps: CommandAppDeps, options: { trustProxy: boolea
   const env: SignInEnv = {
     deps,
     kit: createSignInKit(deps),
-    limits: signInLimits(),
+    limits: signInLimits(deps.rateLimitStore),
     trustProxy: options.trustProxy,
   };
   const router = serviceRouter();

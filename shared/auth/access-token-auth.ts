@@ -6,8 +6,8 @@
 //      at+jwt, our issuer, the API audience, not expired                        -> 401 invalid_token
 //   2. its family is not revoked (a port: the query service reads the revoked_token_families read
 //      model, the command service the family's stream)                           -> 401 invalid_token
-//   3. the per-user rate limit (120 per minute; after 2, so a leaked revoked token cannot lock
-//      its user out)                                                             -> 429
+//   3. the per-user rate limit (120 per minute, lockouts per user and client; after 2, so a
+//      leaked revoked token cannot lock its user out)                            -> 429
 //   4. the client it was issued to still exists (its organization is the token's organization)
 //                                                                                -> 401 invalid_token
 //   5. the user still exists in that organization and, where required, holds the role
@@ -20,7 +20,7 @@ import type { JWTVerifyGetKey } from 'jose';
 import { InsufficientScopeError, InvalidTokenError } from '../errors.js';
 import type { Role } from '../domain/events.js';
 import type { HttpContext, HttpMiddleware } from '../http/http-state.js';
-import { ORG_API_RATE_LIMIT, RateLimiter, setRateLimitHeaders, type RateLimitPolicy } from '../http/rate-limit.js';
+import { ORG_API_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from '../http/rate-limit.js';
 import { isFamilyId } from '../oauth/opaque-credentials.js';
 import type { OAuthScope } from '../oauth/scopes.js';
 import { COMPACT_JWS, accessTokenAudience, verifyAccessToken, type AccessTokenClaims } from '../oauth/tokens.js';
@@ -122,10 +122,16 @@ export function accessTokenAuth(options: AccessTokenAuthOptions): (scope: OAuthS
         const { claims, userId } = await verified(ctx);
         if (await options.revocations.isRevoked(claims.family_id)) throw new AccessTokenRejected('family_revoked', claims.family_id);
 
-        const { remaining, resetSeconds } = await limiter.take(`user:${userId}`, (notice) =>
-          ctx.state.log.warn({ userId, bucket: limiter.name, level: notice.level, seconds: notice.seconds }, 'user locked out after sustained rate-limit abuse'),
-        );
-        setRateLimitHeaders(ctx, limiter.policy, remaining, resetSeconds);
+        // The bucket is the user's; a lockout is the (user, client) pair's, so an app that keeps
+        // hammering locks only itself out, and the user's other apps are served after the minute.
+        await limiter.admit(ctx, `user:${userId}`, {
+          lockKey: `user:${userId}:client:${claims.client_id}`,
+          onLockout: (notice) =>
+            ctx.state.log.warn(
+              { userId, clientId: claims.client_id, bucket: limiter.name, level: notice.level, seconds: notice.seconds },
+              'user and client locked out after sustained rate-limit abuse',
+            ),
+        });
 
         const [orgId, user] = await Promise.all([options.accounts.clientOrgId(claims.client_id), options.accounts.user(userId)]);
         if (orgId === null) throw new AccessTokenRejected('client_gone', claims.family_id);

@@ -20,6 +20,8 @@ const migrations: Array<() => Promise<Migration>> = [
   () => import('./migrations/008_passkey_ceremonies.js').then((m) => m.migration),
   () => import('./migrations/009_pass_delivery.js').then((m) => m.migration),
   () => import('./migrations/010_wrapped_subject_keys.js').then((m) => m.migration),
+  () => import('./migrations/012_event_store_identity.js').then((m) => m.migration),
+  () => import('./migrations/013_rate_limit_counters.js').then((m) => m.migration),
 ];
 
 class ListedMigrations implements Knex.MigrationSource<Migration> {

@@ -11,6 +11,7 @@
 //
 // Of the spec's two allowed business-error forms we use `{success: false, error}` everywhere
 // and add a stable machine `code` (clients branch on `code`, never on the text).
+import { rateLimitHeaders } from './rate-limit-headers.js';
 import { DomainError, InsufficientScopeError, InvalidTokenError, QuotaExceededError, RateLimitedError, ValidationError } from '../errors.js';
 import type { HttpContext, HttpMiddleware } from './http-state.js';
 import { InvalidClient, OAuthError, toOAuthErrorBody } from '../oauth/oauth-errors.js';
@@ -66,11 +67,7 @@ function renderDomainError(ctx: HttpContext, error: DomainError): void {
   } else if (error instanceof RateLimitedError) {
     const retryAfter = Math.max(1, Math.ceil(error.retryAfterSeconds));
     ctx.set('Retry-After', String(retryAfter));
-    ctx.set('RateLimit', `limit=${error.limit}, remaining=0, reset=${retryAfter}`);
-    ctx.set('RateLimit-Policy', `${error.limit};w=${error.windowSeconds}`);
-    ctx.set('RateLimit-Limit', String(error.limit));
-    ctx.set('RateLimit-Remaining', '0');
-    ctx.set('RateLimit-Reset', String(retryAfter));
+    ctx.set(rateLimitHeaders({ policy: error.policy, limit: error.limit, windowSeconds: error.windowSeconds, remaining: 0, resetSeconds: retryAfter }));
     ctx.set('X-RateLimit-Reset', String(Math.ceil(Date.now() / 1000) + retryAfter));
     ctx.body = { error: 'temporarily_unavailable', retry_after: retryAfter };
   } else {

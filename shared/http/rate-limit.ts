@@ -1,21 +1,27 @@
-// Per-source-IP rate limiting, in memory (rate-limiter-flexible), with escalating lockouts.
+// Rate limiting with escalating lockouts (rate-limiter-flexible counters in a RateLimitStore).
 //
 // The design, kept simple on purpose:
 //  * Every request of the bucket consumes one point of a fixed window (organization API:
 //    300 per 60 s per source IP). Over the limit the answer is 429 with Retry-After set to the
 //    time left in the window.
-//  * A request refused with 429 is a "rejection". A source that keeps sending while refused,
+//  * A request refused with 429 is a "rejection". A caller that keeps sending while refused,
 //    `abuseThreshold` rejections within `abuseWindowSeconds` (default: 300 in 10 minutes, i.e. a
-//    whole further window's worth of ignored 429s), is locked out: its bucket is blocked for the
-//    next lockout length, 15 minutes the first time, then 1 hour, then 24 hours for every
-//    further lockout. Hammering during a lockout counts as rejections too, so it escalates.
+//    whole further window's worth of ignored 429s), is locked out for the next lockout length,
+//    15 minutes the first time, then 1 hour, then 24 hours for every further lockout. Hammering
+//    during a lockout counts as rejections too, so it escalates. Only the one rejection that
+//    crosses the threshold locks out: a burst of a hundred escalates one level, not a hundred.
+//  * The lockout may be aimed narrower than the bucket (`lockKey`): the user API's bucket is the
+//    user's, its lockouts are the (user, client) pair's, so one app hammering does not lock the
+//    user out of their other apps beyond the minute.
 //  * Lockout levels are remembered for `lockoutMemorySeconds` (7 days) after the first lockout.
-//  * Counters live in this process only: each process (or replica) counts on its own. The
-//    embedded runner passes ONE limiter to both apps so the organization API is one bucket.
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+//  * Where the counts live is the store's business (rate-limit-store.ts): in this process for the
+//    embedded default, in PostgreSQL for every instance of the production services.
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimitedError } from '../errors.js';
 import { clientIp, rateLimitSource } from './client-ip.js';
 import type { HttpContext, HttpMiddleware } from './http-state.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
+import { memoryRateLimitStore, type RateLimitStore } from './rate-limit-store.js';
 
 export interface RateLimitPolicy {
   /** Requests allowed per window and source. */
@@ -46,60 +52,77 @@ export interface LockoutNotice {
 }
 
 /** The RateLimit headers of an answer that passed the limit (the 429 ones are the error middleware's). */
-export function setRateLimitHeaders(ctx: Pick<HttpContext, 'set'>, policy: RateLimitPolicy, remaining: number, resetSeconds: number): void {
-  ctx.set('RateLimit', `limit=${policy.points}, remaining=${remaining}, reset=${resetSeconds}`);
-  ctx.set('RateLimit-Policy', `${policy.points};w=${policy.windowSeconds}`);
-  ctx.set('RateLimit-Limit', String(policy.points));
-  ctx.set('RateLimit-Remaining', String(remaining));
-  ctx.set('RateLimit-Reset', String(resetSeconds));
+export function setRateLimitHeaders(ctx: Pick<HttpContext, 'set'>, name: string, policy: RateLimitPolicy, remaining: number, resetSeconds: number): void {
+  ctx.set(rateLimitHeaders({ policy: name, limit: policy.points, windowSeconds: policy.windowSeconds, remaining, resetSeconds }));
+}
+
+/** Lockout levels count far past any real level; the column is a 32-bit integer. */
+const LEVEL_CEILING = 1_000_000;
+
+export interface TakeOptions {
+  /** What a lockout is aimed at, when narrower than the bucket's key. */
+  readonly lockKey?: string;
+  /** Hears about a caller being locked out (for a warning log line). */
+  readonly onLockout?: (notice: LockoutNotice) => void;
 }
 
 export class RateLimiter {
-  private readonly requests: RateLimiterMemory;
-  private readonly rejections: RateLimiterMemory;
-  private readonly lockouts: RateLimiterMemory;
+  private readonly requests: RateLimiterAbstract;
+  private readonly rejections: RateLimiterAbstract;
+  private readonly lockouts: RateLimiterAbstract;
+  private readonly blocks: RateLimiterAbstract;
 
   constructor(
     readonly name: string,
     readonly policy: RateLimitPolicy = ORG_API_RATE_LIMIT,
+    store: RateLimitStore = memoryRateLimitStore(),
   ) {
-    this.requests = new RateLimiterMemory({ keyPrefix: `${name}:req`, points: policy.points, duration: policy.windowSeconds });
-    this.rejections = new RateLimiterMemory({
-      keyPrefix: `${name}:rej`,
-      points: policy.abuseThreshold,
-      duration: policy.abuseWindowSeconds,
-    });
-    this.lockouts = new RateLimiterMemory({
-      keyPrefix: `${name}:lock`,
-      points: Number.MAX_SAFE_INTEGER,
-      duration: policy.lockoutMemorySeconds,
-    });
+    this.requests = store.counter({ keyPrefix: `${name}:req`, points: policy.points, durationSeconds: policy.windowSeconds });
+    this.rejections = store.counter({ keyPrefix: `${name}:rej`, points: policy.abuseThreshold, durationSeconds: policy.abuseWindowSeconds });
+    this.lockouts = store.counter({ keyPrefix: `${name}:lock`, points: LEVEL_CEILING, durationSeconds: policy.lockoutMemorySeconds });
+    // Lockouts aimed at a lockKey other than the bucket's key; written only by block().
+    this.blocks = store.counter({ keyPrefix: `${name}:block`, points: 1, durationSeconds: policy.lockoutMemorySeconds });
   }
 
-  /**
-   * Takes one point for `key`. Resolves with what is left; rejects with RateLimitedError.
-   * `onLockout` hears about a source being locked out (for a warning log line).
-   */
-  async take(key: string, onLockout?: (notice: LockoutNotice) => void): Promise<{ remaining: number; resetSeconds: number }> {
+  /** Takes one point for `key`. Resolves with what is left; rejects with RateLimitedError. */
+  async take(key: string, options: TakeOptions = {}): Promise<{ remaining: number; resetSeconds: number }> {
+    const lockKey = options.lockKey ?? key;
+    if (lockKey !== key) {
+      const blocked = await this.blocks.get(lockKey);
+      if (blocked !== null && blocked.msBeforeNext > 0) return this.refuse(lockKey, blocked.msBeforeNext, this.blocks, options);
+    }
     try {
       const res = await this.requests.consume(key);
       return { remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
     } catch (error) {
       if (!(error instanceof RateLimiterRes)) throw error;
-      let retryAfterSeconds = Math.ceil(error.msBeforeNext / 1000);
-      try {
-        await this.rejections.consume(key);
-      } catch (abuse) {
-        if (!(abuse instanceof RateLimiterRes)) throw abuse;
-        const level = (await this.lockouts.penalty(key, 1)).consumedPoints;
-        const seconds = this.policy.lockoutSeconds[Math.min(level, this.policy.lockoutSeconds.length) - 1] ?? 24 * 60 * 60;
-        await this.requests.block(key, seconds);
-        await this.rejections.delete(key);
-        retryAfterSeconds = seconds;
-        onLockout?.({ key, level, seconds });
-      }
-      throw new RateLimitedError(retryAfterSeconds, this.policy.points, this.policy.windowSeconds);
+      return this.refuse(lockKey, error.msBeforeNext, lockKey === key ? this.requests : this.blocks, options);
     }
+  }
+
+  /** Counts the rejection, locks out the caller that crossed the abuse threshold, and throws the 429. */
+  private async refuse(lockKey: string, msBeforeNext: number, lockIn: RateLimiterAbstract, options: TakeOptions): Promise<never> {
+    let retryAfterSeconds = Math.ceil(msBeforeNext / 1000);
+    try {
+      await this.rejections.consume(lockKey);
+    } catch (abuse) {
+      if (!(abuse instanceof RateLimiterRes)) throw abuse;
+      if (abuse.consumedPoints === this.policy.abuseThreshold + 1) {
+        const level = (await this.lockouts.penalty(lockKey, 1)).consumedPoints;
+        const seconds = this.policy.lockoutSeconds[Math.min(level, this.policy.lockoutSeconds.length) - 1] ?? 24 * 60 * 60;
+        await lockIn.block(lockKey, seconds);
+        await this.rejections.delete(lockKey);
+        retryAfterSeconds = seconds;
+        options.onLockout?.({ key: lockKey, level, seconds });
+      }
+    }
+    throw new RateLimitedError(retryAfterSeconds, this.policy.points, this.policy.windowSeconds, this.name);
+  }
+
+  /** Takes a point for `key` within a request; its answer carries the RateLimit headers. */
+  async admit(ctx: Pick<HttpContext, 'set'>, key: string, options: TakeOptions = {}): Promise<void> {
+    const { remaining, resetSeconds } = await this.take(key, options);
+    setRateLimitHeaders(ctx, this.name, this.policy, remaining, resetSeconds);
   }
 
   /**
@@ -111,10 +134,10 @@ export class RateLimiter {
     return async (ctx, next) => {
       if (!ctx.path.startsWith(prefix)) return next();
       const ip = rateLimitSource(clientIp(ctx, options.trustProxy));
-      const { remaining, resetSeconds } = await this.take(ip, (notice) =>
-        ctx.state.log.warn({ ip, bucket: this.name, level: notice.level, seconds: notice.seconds }, 'source locked out after sustained rate-limit abuse'),
-      );
-      setRateLimitHeaders(ctx, this.policy, remaining, resetSeconds);
+      await this.admit(ctx, ip, {
+        onLockout: (notice) =>
+          ctx.state.log.warn({ ip, bucket: this.name, level: notice.level, seconds: notice.seconds }, 'source locked out after sustained rate-limit abuse'),
+      });
       await next();
     };
   }

@@ -8,29 +8,29 @@ import { requestId } from './request-id.js';
 import { requestLogger } from './request-logger.js';
 import { errorMiddleware } from './error-middleware.js';
 import { securityHeaders } from './security-headers.js';
-import { ORG_API_PREFIX, RateLimiter } from './rate-limit.js';
+import { ORG_API_PREFIX, ORG_API_RATE_LIMIT, RateLimiter } from './rate-limit.js';
+import type { RateLimitStore } from './rate-limit-store.js';
 import { notFound } from './not-found.js';
 import type { HttpState } from './http-state.js';
 
 export interface ServiceAppOptions {
   readonly logger: Logger;
   readonly trustProxy: boolean;
-  /**
-   * The organization API's per-IP bucket. Pass one instance to both apps when they run in one
-   * process, so the two count as one bucket; omitted = one of its own.
-   */
+  /** Where the organization API's per-IP bucket counts (see rate-limit-store.ts); omitted = this app. */
+  readonly rateLimitStore?: RateLimitStore;
+  /** Replaces the organization API's bucket (tests and benchmarks change its policy). */
   readonly orgApiRateLimiter?: RateLimiter;
   /** The address clients reach the service at (PUBLIC_BASE_URL): https asks browsers for HSTS. */
   readonly publicBaseUrl?: string;
 }
 
-export function createServiceApp({ logger, trustProxy, orgApiRateLimiter, publicBaseUrl }: ServiceAppOptions): Koa<HttpState> {
+export function createServiceApp({ logger, trustProxy, rateLimitStore, orgApiRateLimiter, publicBaseUrl }: ServiceAppOptions): Koa<HttpState> {
   const app = new Koa<HttpState>();
   app.use(requestId());
   app.use(requestLogger(logger));
   app.use(errorMiddleware());
   app.use(securityHeaders({ https: publicBaseUrl?.startsWith('https://') ?? false }));
-  app.use((orgApiRateLimiter ?? new RateLimiter('org-api')).middleware({ trustProxy, pathPrefix: ORG_API_PREFIX }));
+  app.use((orgApiRateLimiter ?? new RateLimiter('org-api', ORG_API_RATE_LIMIT, rateLimitStore)).middleware({ trustProxy, pathPrefix: ORG_API_PREFIX }));
   app.use(notFound());
   return app;
 }

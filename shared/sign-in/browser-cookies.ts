@@ -33,6 +33,12 @@ export const SIGN_IN_COOKIES = {
   secondFactor: { name: 'gp_mfa', sameSite: 'Strict', maxAgeSeconds: 5 * 60 },
   /** A TOTP secret shown for enrolment and not yet confirmed (sealed). */
   totpEnrolment: { name: 'gp_totp', sameSite: 'Strict', maxAgeSeconds: 10 * 60 },
+  /**
+   * This browser entered the right password for an account before (sealed: the account's email
+   * hash and a random device id). Its own small failure budget spares it the account's lockout,
+   * which anyone can trigger (OWASP's "device cookies"). Only our own sign-in form sends it.
+   */
+  device: { name: 'gp_device', sameSite: 'Strict', maxAgeSeconds: 180 * 24 * 60 * 60 },
 } as const satisfies Record<string, CookieSpec>;
 
 const NAME = /^[A-Za-z0-9_-]+$/;

@@ -62,7 +62,7 @@ describe('shared HTTP middleware', () => {
       throw new InsufficientScopeError('org:passes:write');
     });
     router.get('/api/v1/throw/rate', () => {
-      throw new RateLimitedError(42, 300, 60);
+      throw new RateLimitedError(42, 300, 60, 'org-api');
     });
     router.get('/api/v1/throw/bug', () => {
       throw new TypeError('secret internal detail');
@@ -148,8 +148,8 @@ describe('shared HTTP middleware', () => {
     expect(res.status).to.equal(429);
     expect(body).to.deep.equal({ error: 'temporarily_unavailable', retry_after: 42 });
     expect(res.headers.get('retry-after')).to.equal('42');
-    expect(res.headers.get('ratelimit')).to.equal('limit=300, remaining=0, reset=42');
-    expect(res.headers.get('ratelimit-policy')).to.equal('300;w=60');
+    expect(res.headers.get('ratelimit')).to.equal('"org-api";r=0;t=42');
+    expect(res.headers.get('ratelimit-policy')).to.equal('"org-api";q=300;w=60');
     expect(res.headers.get('ratelimit-limit')).to.equal('300');
     expect(res.headers.get('ratelimit-remaining')).to.equal('0');
     expect(res.headers.get('ratelimit-reset')).to.equal('42');

@@ -4,7 +4,7 @@ import { RateLimitedError } from '../../shared/errors.js';
 
 async function refused(limiter: RateLimiter, key: string, onLockout?: (n: LockoutNotice) => void): Promise<RateLimitedError> {
   try {
-    await limiter.take(key, onLockout);
+    await limiter.take(key, { onLockout });
   } catch (error) {
     expect(error).to.be.instanceOf(RateLimitedError);
     return error as RateLimitedError;
@@ -26,6 +26,7 @@ describe('rate limiter', () => {
     expect(error.retryAfterSeconds).to.be.within(1, 60);
     expect(error.limit).to.equal(3);
     expect(error.windowSeconds).to.equal(60);
+    expect(error.policy).to.equal('t1');
     expect((await limiter.take('b')).remaining).to.equal(2); // another source has its own bucket
   });
 

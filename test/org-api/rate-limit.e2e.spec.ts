@@ -24,7 +24,8 @@ describe('organization API: rate limit', function () {
       expect(res.status).to.equal(200);
       expect(res.headers.get('ratelimit-limit')).to.equal('300');
       expect(res.headers.get('ratelimit-remaining')).to.equal('299');
-      expect(res.headers.get('ratelimit-policy')).to.equal('300;w=60');
+      expect(res.headers.get('ratelimit-policy')).to.equal('"org-api";q=300;w=60');
+      expect(res.headers.get('ratelimit')).to.match(/^"org-api";r=299;t=(59|60)$/);
     } finally {
       await server.close();
     }
@@ -64,7 +65,7 @@ describe('organization API: rate limit', function () {
       const before = await stack.store.headPosition();
       const now = Math.floor(Date.now() / 1000);
       const res = await server.request('POST', '/api/v1/org/passes', { apiKey: tenant.apiKey, json: passBody(tenant.facilityId) });
-      expectRateLimited(res, 4, now);
+      expectRateLimited(res, 4, now, 'org-api');
       expect(await stack.store.headPosition(), 'a refused request writes nothing').to.deep.equal(before);
     });
 

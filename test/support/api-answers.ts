@@ -44,17 +44,17 @@ export function expectInsufficientScope(res: ApiResponse, scope: string, what: s
 }
 
 /**
- * The 429 of a bucket of `limit` requests per 60 s window, sent at `sentAt` (epoch seconds): every
+ * The 429 of the bucket `policy` of `limit` requests per 60 s window, sent at `sentAt` (epoch seconds): every
  * header the spec lists, agreeing with the body's retry_after.
  */
-export function expectRateLimited(res: ApiResponse, limit: number, sentAt: number): void {
+export function expectRateLimited(res: ApiResponse, limit: number, sentAt: number, policy: string): void {
   expect(res.status).to.equal(429);
   expectShape(res.body, rateLimitErrorSchema);
   const retry = res.body.retry_after as number;
   expect(retry).to.be.within(1, 60);
   expect(res.headers.get('retry-after')).to.equal(String(retry));
-  expect(res.headers.get('ratelimit')).to.equal(`limit=${limit}, remaining=0, reset=${retry}`);
-  expect(res.headers.get('ratelimit-policy')).to.equal(`${limit};w=60`);
+  expect(res.headers.get('ratelimit')).to.equal(`"${policy}";r=0;t=${retry}`);
+  expect(res.headers.get('ratelimit-policy')).to.equal(`"${policy}";q=${limit};w=60`);
   expect(res.headers.get('ratelimit-limit')).to.equal(String(limit));
   expect(res.headers.get('ratelimit-remaining')).to.equal('0');
   expect(res.headers.get('ratelimit-reset')).to.equal(String(retry));

@@ -29,7 +29,8 @@ describe('user API: rate limit', function () {
       for (const [res, remaining] of [[read, '119'], [write, '118']] as const) {
         expect(res.status).to.be.oneOf([200, 201]);
         expect(res.headers.get('ratelimit-limit')).to.equal('120');
-        expect(res.headers.get('ratelimit-policy')).to.equal('120;w=60');
+        expect(res.headers.get('ratelimit-policy')).to.equal('"user-api";q=120;w=60');
+        expect(res.headers.get('ratelimit')).to.match(new RegExp(`^"user-api";r=${remaining};t=\\d+$`));
         expect(res.headers.get('ratelimit-remaining')).to.equal(remaining);
       }
     } finally {
@@ -60,7 +61,7 @@ describe('user API: rate limit', function () {
       const before = await stack.store.headPosition();
       const now = Math.floor(Date.now() / 1000);
       const res = await server.request('POST', '/api/v1/passes', { headers, json: passBody(tenant.facilityId) });
-      expectRateLimited(res, 4, now);
+      expectRateLimited(res, 4, now, 'user-api');
       expect(await stack.store.headPosition(), 'a refused request writes nothing').to.deep.equal(before);
       expect((await server.request('GET', '/api/v1/passes', { headers })).status, 'reads are refused too').to.equal(429);
 

@@ -7,7 +7,7 @@ import { sendPage } from '../page-response.js';
 import { SIGN_IN_PATHS } from '../sign-in-paths.js';
 
 export const FEDERATED_ERRORS = {
-  /** The upstream identity is not linked and names no single local account. */
+  /** The upstream identity is not linked and names no single local account (or its address is not verified). */
   noAccount: { status: 403, message: 'There is no account for this sign-in.' },
   /** Missing, expired or mismatched flow, an error from the provider, or a refused code or id_token. */
   failed: { status: 400, message: 'This sign-in could not be completed. Please try again.' },

@@ -4,7 +4,11 @@
 //                                     nonce kept in a sealed HttpOnly cookie; 302 to the upstream
 //   GET  /signin/federated/callback   code exchange and id_token validation (openid-client), then
 //                                     the local user by (issuer, subject), or linked by email on
-//                                     first sign-in; the session's amr is ["fed"]
+//                                     first sign-in when the upstream says email_verified true
+//                                     (or FEDERATED_TRUST_EMAIL); the session's amr is ["fed"].
+//                                     Otherwise 403 with one generic page (no account here),
+//                                     whatever the reason: it tells no one whether an address
+//                                     has a local account
 //
 // Without a configured upstream neither exists (404).
 import type Router from '@koa/router';
@@ -66,7 +70,7 @@ export function federatedRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Ht
   const redirectUri = `${deps.oauth.issuer}${FEDERATED_CALLBACK_PATH}`;
   const { cookieKey } = signInKeys(deps.oauth.kek);
   const https = new URL(deps.oauth.issuer).protocol === 'https:';
-  const limit = new RateLimiter('federated-sign-in', FEDERATED_RATE_LIMIT).middleware({ trustProxy: deps.config.trustProxy });
+  const limit = new RateLimiter('federated-sign-in', FEDERATED_RATE_LIMIT, deps.rateLimitStore).middleware({ trustProxy: deps.config.trustProxy });
 
   router.post(FEDERATED_START_PATH, limit, formOrJsonBody(), async (ctx) => {
     kit.checkCsrf(ctx);

@@ -1,6 +1,9 @@
 // The local user an upstream identity signs in: by its link (issuer, subject) in
-// sign_in_credentials, or, on its first sign-in, by its email address, linking it then
-// (federated-account.ts explains when, and why that is acceptable).
+// sign_in_credentials, or, on its first sign-in, by its email address when the upstream says it
+// is verified (or the operator trusts the upstream's addresses), linking it then
+// (federated-account.ts explains when, and why that is acceptable). An address that is not
+// verified is not looked up: the outcome is no_account, the same as for an address no local
+// user has, so the page the browser gets does not tell whether one does.
 import { ConflictError } from '../../../shared/errors.js';
 import type { CommandContext } from '../../../shared/event-store/command-handler.js';
 import { READ_MODELS, type SignInCredentialRow, type UserRow } from '../../../shared/db/read-models.js';
@@ -15,7 +18,11 @@ export interface UpstreamIdentity {
   readonly subject: string;
   /** The id_token's claims. */
   readonly claims: EmailClaims;
-  /** UserInfo's claims, fetched only when the id_token carries no usable address. */
+  /**
+   * UserInfo's claims, fetched only when the id_token carries no linkable address (none, or one
+   * not verified). Each source is judged on its own: an address from one is never vouched for by
+   * the other's email_verified.
+   */
   readonly userInfo: () => Promise<EmailClaims | null>;
 }
 
@@ -27,6 +34,7 @@ export async function resolveFederatedUser(
   deps: CommandDeps,
   identity: UpstreamIdentity,
   ctx: Omit<CommandContext, 'actor'>,
+  /** trustUnverifiedEmail: FEDERATED_TRUST_EMAIL, link by the upstream's address whatever its email_verified. */
   options: { readonly trustUnverifiedEmail?: boolean } = {},
 ): Promise<FederatedOutcome> {
   const { issuer, subject } = identity;
@@ -40,8 +48,17 @@ export async function resolveFederatedUser(
   }
 
   const trust = options.trustUnverifiedEmail ?? false;
-  const email = linkableEmail(identity.claims, trust) ?? linkableEmail(await identity.userInfo(), trust);
-  if (email === null) return { outcome: 'no_account', reason: 'no verified email from the provider' };
+  let email = linkableEmail(identity.claims, trust);
+  let userInfo: EmailClaims | null = null;
+  if (email === null) {
+    userInfo = await identity.userInfo();
+    email = linkableEmail(userInfo, trust);
+  }
+  if (email === null) {
+    // For the log only: the browser gets the same page either way.
+    const unverified = [identity.claims, userInfo].some((claims) => linkableEmail(claims, true) !== null);
+    return { outcome: 'no_account', reason: unverified ? 'email not verified by the provider' : 'no usable email from the provider' };
+  }
   const candidates = await deps.db<UserRow>(READ_MODELS.users).whereRaw('lower(email) = ?', [email]).limit(2);
   const user = soleMatch(candidates);
   if (!user) return { outcome: 'no_account', reason: candidates.length === 0 ? 'no user with this email' : 'email is ambiguous' };

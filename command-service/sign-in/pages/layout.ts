@@ -6,6 +6,9 @@ import { SIGN_IN_PATHS } from '../sign-in-paths.js';
 
 export const SERVICE_NAME = 'Guest Pass';
 
+/** The message of a sign-in form refused for too many failed attempts (a 429 with Retry-After). */
+export const TOO_MANY_ATTEMPTS = 'Too many attempts. Wait a few minutes, then try again.';
+
 export interface LayoutOptions {
   readonly title: string;
   /** Exposed to scripts as `<meta name="csrf-token">`. */

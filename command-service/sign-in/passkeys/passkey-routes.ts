@@ -54,7 +54,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
   const https = new URL(deps.oauth.issuer).protocol === 'https:';
   const challenges = new PasskeyChallenges(deps.db);
   const router = serviceRouter();
-  const limit = new RateLimiter('passkeys', PASSKEY_RATE_LIMIT).middleware({ trustProxy: deps.config.trustProxy });
+  const limit = new RateLimiter('passkeys', PASSKEY_RATE_LIMIT, deps.rateLimitStore).middleware({ trustProxy: deps.config.trustProxy });
   const body = formOrJsonBody();
 
   async function beginCeremony(ctx: HttpContext, ceremony: Omit<PendingCeremony, 'expiresAt'>, now: Date): Promise<void> {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { openFederatedFlow, sealFederatedFlow, FEDERATED_FLOW_TTL_SECONDS } from '../../../shared/sign-in/federated/federated-flow-cookie.js';
-import { linkableEmail, soleMatch } from '../../../shared/sign-in/federated/federated-account.js';
+import { emailVerified, linkableEmail, soleMatch } from '../../../shared/sign-in/federated/federated-account.js';
 import { signInKeys } from '../../../shared/sign-in/cookie-keys.js';
 import { sealCookieValue } from '../../../shared/sign-in/sealed-cookie.js';
 
@@ -43,24 +43,41 @@ describe('federated flow cookie', () => {
 });
 
 describe('federated account matching', () => {
-  it('takes a verified or unqualified email, lower-cased', () => {
+  it('takes an email the provider says is verified, lower-cased', () => {
     expect(linkableEmail({ email: 'Ada@Example.COM', email_verified: true })).to.equal('ada@example.com');
-    expect(linkableEmail({ email: 'ada@example.com' })).to.equal('ada@example.com');
+    // Some providers send the boolean as a string.
+    expect(linkableEmail({ email: 'ada@example.com', email_verified: 'true' })).to.equal('ada@example.com');
   });
 
-  it('refuses an email the provider says is unverified', () => {
+  it('refuses an email the provider does not say is verified', () => {
+    expect(linkableEmail({ email: 'ada@example.com' })).to.equal(null);
     expect(linkableEmail({ email: 'ada@example.com', email_verified: false })).to.equal(null);
     expect(linkableEmail({ email: 'ada@example.com', email_verified: 'false' })).to.equal(null);
-    // Unless the operator vouches for the upstream's addresses (FEDERATED_TRUST_EMAIL).
+    for (const other of [null, 1, 'yes', 'TRUE', ' true', {}, [true]]) {
+      expect(linkableEmail({ email: 'ada@example.com', email_verified: other }), JSON.stringify(other)).to.equal(null);
+    }
+  });
+
+  it('takes it whatever email_verified says when the operator vouches for the upstream\'s addresses (FEDERATED_TRUST_EMAIL)', () => {
+    expect(linkableEmail({ email: 'ada@example.com' }, true)).to.equal('ada@example.com');
     expect(linkableEmail({ email: 'ada@example.com', email_verified: false }, true)).to.equal('ada@example.com');
+    expect(linkableEmail({ email: 'not an email' }, true)).to.equal(null);
+  });
+
+  it('says verified for true and "true" only', () => {
+    expect(emailVerified({ email_verified: true })).to.equal(true);
+    expect(emailVerified({ email_verified: 'true' })).to.equal(true);
+    expect(emailVerified({})).to.equal(false);
+    expect(emailVerified({ email_verified: 'false' })).to.equal(false);
   });
 
   it('refuses a missing or malformed email', () => {
     expect(linkableEmail(null)).to.equal(null);
     expect(linkableEmail({})).to.equal(null);
-    expect(linkableEmail({ email: 42 })).to.equal(null);
-    expect(linkableEmail({ email: 'not an email' })).to.equal(null);
-    expect(linkableEmail({ email: `${'a'.repeat(250)}@example.com` })).to.equal(null);
+    expect(linkableEmail({ email_verified: true })).to.equal(null);
+    expect(linkableEmail({ email: 42, email_verified: true })).to.equal(null);
+    expect(linkableEmail({ email: 'not an email', email_verified: true })).to.equal(null);
+    expect(linkableEmail({ email: `${'a'.repeat(250)}@example.com`, email_verified: true })).to.equal(null);
   });
 
   it('matches exactly one user, never guesses among several', () => {

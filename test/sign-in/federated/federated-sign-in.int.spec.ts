@@ -1,7 +1,8 @@
 // Which local user an upstream identity signs in (resolveFederatedUser) over the real event store
 // and read models: linking by email on first sign-in, then by (issuer, subject). The e2e suite
 // runs the protocol against another instance of this service, whose userinfo marks every address
-// unverified; here the upstream's claims are given directly, so each linking rule is exercised.
+// unverified, and against oidc-provider; here the upstream's claims are given directly, so each
+// linking rule is exercised.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { startStack, type Stack } from '../../support/stack.js';
@@ -63,28 +64,66 @@ describe('federated sign-in: finding and linking the local user (int)', function
     expect(await links(user.userId)).to.have.length(1);
   });
 
-  it('accepts an address without email_verified, and reads it from userinfo when the id_token has none', async () => {
+  it('reads a verified address from userinfo when the id_token has none', async () => {
     const email = address();
     const user = await stack.seed.user(orgId, { email });
-    const id = identity(randomUUID(), {}, { email });
+    const id = identity(randomUUID(), {}, { email, email_verified: true });
     expect(await resolveFederatedUser(stack.deps, id, ctx())).to.include({ outcome: 'signed_in', userId: user.userId, linked: true });
     expect(id.userInfoCalls).to.equal(1);
   });
 
-  it('does not ask userinfo when the id_token carries the address', async () => {
+  it('does not ask userinfo when the id_token carries a verified address', async () => {
     const email = address();
     await stack.seed.user(orgId, { email });
-    const id = identity(randomUUID(), { email }, { email: 'someone-else@example.com' });
+    const id = identity(randomUUID(), { email, email_verified: true }, { email: 'someone-else@example.com', email_verified: true });
     expect(await resolveFederatedUser(stack.deps, id, ctx())).to.include({ outcome: 'signed_in' });
     expect(id.userInfoCalls).to.equal(0);
   });
 
-  it('refuses an address the provider says is unverified, and links nothing', async () => {
+  it('asks userinfo when the id_token\'s address is not verified, and takes a verified one from there', async () => {
     const email = address();
     const user = await stack.seed.user(orgId, { email });
-    const outcome = await resolveFederatedUser(stack.deps, identity(randomUUID(), {}, { email, email_verified: false }), ctx());
-    expect(outcome.outcome).to.equal('no_account');
+    const id = identity(randomUUID(), { email }, { email, email_verified: true });
+    expect(await resolveFederatedUser(stack.deps, id, ctx())).to.include({ outcome: 'signed_in', userId: user.userId, linked: true });
+    expect(id.userInfoCalls).to.equal(1);
+  });
+
+  for (const [label, claims] of [
+    ['without email_verified', {}],
+    ['with email_verified false', { email_verified: false }],
+    ['with email_verified "false"', { email_verified: 'false' }],
+  ] as const) {
+    it(`refuses an address ${label} (id_token or userinfo), and links nothing`, async () => {
+      const email = address();
+      const user = await stack.seed.user(orgId, { email });
+      const id = identity(randomUUID(), { email, ...claims }, { email, ...claims });
+      expect(await resolveFederatedUser(stack.deps, id, ctx())).to.deep.equal({ outcome: 'no_account', reason: 'email not verified by the provider' });
+      expect(await links(user.userId)).to.deep.equal([]);
+    });
+  }
+
+  it('never takes one source\'s email_verified for the other\'s address', async () => {
+    const email = address();
+    const user = await stack.seed.user(orgId, { email });
+    const outcome = await resolveFederatedUser(stack.deps, identity(randomUUID(), { email }, { email_verified: true }), ctx());
+    expect(outcome).to.deep.equal({ outcome: 'no_account', reason: 'email not verified by the provider' });
+    const reverse = await resolveFederatedUser(stack.deps, identity(randomUUID(), { email_verified: true }, { email }), ctx());
+    expect(reverse).to.deep.equal({ outcome: 'no_account', reason: 'email not verified by the provider' });
     expect(await links(user.userId)).to.deep.equal([]);
+  });
+
+  it('links an address whatever email_verified says when the operator trusts the upstream\'s addresses', async () => {
+    const email = address();
+    const user = await stack.seed.user(orgId, { email });
+    const omitted = await resolveFederatedUser(stack.deps, identity(randomUUID(), { email }), ctx(), { trustUnverifiedEmail: true });
+    expect(omitted).to.include({ outcome: 'signed_in', userId: user.userId, linked: true });
+    const other = await stack.seed.user(orgId, { email: address() });
+    const refused = await resolveFederatedUser(stack.deps, identity(randomUUID(), { email: other.email, email_verified: false }), ctx(), { trustUnverifiedEmail: true });
+    expect(refused).to.include({ outcome: 'signed_in', userId: other.userId, linked: true });
+  });
+
+  it('says when the provider gave no address at all', async () => {
+    expect(await resolveFederatedUser(stack.deps, identity(randomUUID(), {}, null), ctx())).to.deep.equal({ outcome: 'no_account', reason: 'no usable email from the provider' });
   });
 
   it('refuses an address no local user has', async () => {
@@ -106,8 +145,8 @@ describe('federated sign-in: finding and linking the local user (int)', function
     const email = address();
     const user = await stack.seed.user(orgId, { email });
     const first = randomUUID();
-    expect(await resolveFederatedUser(stack.deps, identity(first, { email }), ctx())).to.include({ outcome: 'signed_in' });
-    const outcome = await resolveFederatedUser(stack.deps, identity(randomUUID(), { email }), ctx());
+    expect(await resolveFederatedUser(stack.deps, identity(first, { email, email_verified: true }), ctx())).to.include({ outcome: 'signed_in' });
+    const outcome = await resolveFederatedUser(stack.deps, identity(randomUUID(), { email, email_verified: true }), ctx());
     expect(outcome).to.deep.equal({ outcome: 'no_account', reason: 'another account of this provider is linked' });
     expect((await links(user.userId)).map((e) => (e.data as { subject: string }).subject)).to.deep.equal([first]);
   });

@@ -1,0 +1,147 @@
+// Where the rate limits and failure throttles count (rate-limiter-flexible counters).
+//
+//  * memory: this process only. Right for the embedded default, which is one process: both
+//    apps are given one store, and a counter is one per name there, so the organization API is
+//    one bucket whichever app a request reaches.
+//  * postgres: every instance counts in one UNLOGGED table (migration 013), so two replicas
+//    allow 300 per minute together, not 600, and a lockout outlives a restart. When the database
+//    is slow (past `timeoutMs`) or down, an in-memory insurance counter answers instead: the
+//    limits hold per process meanwhile (fail open, not closed: the sign-in must not go down with
+//    the counters), and a warning says so.
+import { RateLimiterMemory, RateLimiterPostgres, RLWrapperTimeouts, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Knex } from 'knex';
+import type { Logger } from '../logger.js';
+
+export interface CounterOptions {
+  /** The counter's name: every key is stored as `{keyPrefix}:{key}`. */
+  readonly keyPrefix: string;
+  readonly points: number;
+  readonly durationSeconds: number;
+}
+
+export interface RateLimitStore {
+  /** Whether every instance sees the same counts. */
+  readonly shared: boolean;
+  counter(options: CounterOptions): RateLimiterAbstract;
+}
+
+/** Counts in this process; one counter per name and policy, so every limiter of one name shares it. */
+export function memoryRateLimitStore(): RateLimitStore {
+  const counters = new Map<string, RateLimiterAbstract>();
+  return {
+    shared: false,
+    counter({ keyPrefix, points, durationSeconds }) {
+      const id = `${keyPrefix}|${points}|${durationSeconds}`;
+      let counter = counters.get(id);
+      if (counter === undefined) {
+        counter = new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds });
+        counters.set(id, counter);
+      }
+      return counter;
+    },
+  };
+}
+
+export const RATE_LIMIT_TABLE = 'rate_limit_counters';
+/** Past this, a counter answers from the in-memory insurance (a limit must not slow every request). */
+export const DEFAULT_STORE_TIMEOUT_MS = 250;
+const INSURANCE_WARNING_INTERVAL_MS = 60_000;
+
+/**
+ * Unnamed statements only: behind a transaction-pooling PgBouncer consecutive queries run on
+ * different server connections, where a statement prepared by name on another one does not exist.
+ * (Parsing these one-line statements costs microseconds.)
+ */
+class UnnamedStatementPostgres extends RateLimiterPostgres {
+  constructor(options: ConstructorParameters<typeof RateLimiterPostgres>[0]) {
+    super(options);
+    const self = this as unknown as { _query(q: { name?: string; text: string; values: unknown[] }): Promise<unknown> };
+    const query = self._query.bind(this);
+    self._query = (q) => query({ text: q.text, values: q.values });
+  }
+}
+
+export interface PostgresRateLimitStoreOptions {
+  readonly log: Logger;
+  readonly timeoutMs?: number;
+  /** Called whenever the insurance answers (a metric counts it). */
+  readonly onInsurance?: () => void;
+}
+
+/** Counts in PostgreSQL, shared by every instance; `db` is the service's own knex pool. */
+export function postgresRateLimitStore(db: Knex, options: PostgresRateLimitStoreOptions): RateLimitStore {
+  let sweeping = false;
+  let lastWarning = 0;
+  const insured = () => {
+    options.onInsurance?.();
+    const now = Date.now();
+    if (now - lastWarning < INSURANCE_WARNING_INTERVAL_MS) return;
+    lastWarning = now;
+    options.log.warn('the rate-limit counters in PostgreSQL are slow or unreachable: counting in this process meanwhile');
+  };
+  const counters = new Map<string, RateLimiterAbstract>();
+  return {
+    shared: true,
+    counter({ keyPrefix, points, durationSeconds }) {
+      const id = `${keyPrefix}|${points}|${durationSeconds}`;
+      const known = counters.get(id);
+      if (known !== undefined) return known;
+      const insurance = new InsuranceCounter({ keyPrefix, points, duration: durationSeconds }, insured);
+      const limiter = new UnnamedStatementPostgres({
+        storeClient: db,
+        storeType: 'knex',
+        tableName: RATE_LIMIT_TABLE,
+        tableCreated: true,
+        // One sweeper per store is enough: every counter shares the table.
+        clearExpiredByTimeout: !sweeping,
+        keyPrefix,
+        points,
+        duration: durationSeconds,
+      });
+      sweeping = true;
+      const counter = new RLWrapperTimeouts({ limiter, timeoutMs: options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, insuranceLimiter: insurance });
+      counters.set(id, counter);
+      return counter;
+    },
+  };
+}
+
+/** An in-memory counter that reports each use: it only answers when the store did not. */
+class InsuranceCounter extends RateLimiterMemory {
+  constructor(
+    options: ConstructorParameters<typeof RateLimiterMemory>[0],
+    private readonly onUse: () => void,
+  ) {
+    super(options);
+  }
+
+  override consume(...args: Parameters<RateLimiterMemory['consume']>) {
+    this.onUse();
+    return super.consume(...args);
+  }
+
+  override penalty(...args: Parameters<RateLimiterMemory['penalty']>) {
+    this.onUse();
+    return super.penalty(...args);
+  }
+
+  override reward(...args: Parameters<RateLimiterMemory['reward']>) {
+    this.onUse();
+    return super.reward(...args);
+  }
+
+  override block(...args: Parameters<RateLimiterMemory['block']>) {
+    this.onUse();
+    return super.block(...args);
+  }
+
+  override get(...args: Parameters<RateLimiterMemory['get']>) {
+    this.onUse();
+    return super.get(...args);
+  }
+
+  override delete(...args: Parameters<RateLimiterMemory['delete']>) {
+    this.onUse();
+    return super.delete(...args);
+  }
+}
