@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { RateLimiter, ORG_API_RATE_LIMIT, type LockoutNotice } from '../../shared/http/rate-limit.js';
+import { RateLimiter, ORG_API_RATE_LIMIT, type LockoutNotice, type TakeOptions } from '../../shared/http/rate-limit.js';
 import { RateLimitedError } from '../../shared/errors.js';
 
-async function refused(limiter: RateLimiter, key: string, onLockout?: (n: LockoutNotice) => void): Promise<RateLimitedError> {
+async function refused(limiter: RateLimiter, key: string, options: ((n: LockoutNotice) => void) | TakeOptions = {}): Promise<RateLimitedError> {
   try {
-    await limiter.take(key, { onLockout });
+    await limiter.take(key, typeof options === 'function' ? { onLockout: options } : options);
   } catch (error) {
     expect(error).to.be.instanceOf(RateLimitedError);
     return error as RateLimitedError;
@@ -53,5 +53,22 @@ describe('rate limiter', () => {
     expect(refusalsPerLockout).to.deep.equal([3, 2, 2, 2]);
     expect(lengths).to.deep.equal([900, 3600, 86400, 86400]);
     expect(notices.map((n) => n.level)).to.deep.equal([1, 2, 3, 4]);
+  });
+
+  it('aims lockouts at the lockKey: the pair that hammers stays locked, the bucket serves others after its window', async () => {
+    const limiter = new RateLimiter('t3', { ...ORG_API_RATE_LIMIT, points: 2, windowSeconds: 1, abuseThreshold: 2 });
+    const appA = { lockKey: 'user:1:client:A' };
+    const appB = { lockKey: 'user:1:client:B' };
+    await limiter.take('user:1', appA);
+    await limiter.take('user:1', appA);
+    const notices: LockoutNotice[] = [];
+    for (let i = 0; i < 3; i++) await limiter.take('user:1', { ...appA, onLockout: (n) => notices.push(n) }).catch(() => undefined);
+    expect(notices.map((n) => [n.key, n.seconds])).to.deep.equal([['user:1:client:A', 900]]);
+    // The user's bucket is spent for this window, for every app of theirs...
+    expect((await refused(limiter, 'user:1', appB)).retryAfterSeconds).to.be.at.most(1);
+    // ...and once the window has passed, app B is served while app A stays locked out.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await limiter.take('user:1', appB)).remaining).to.equal(1);
+    expect((await refused(limiter, 'user:1', appA)).retryAfterSeconds).to.be.within(895, 900);
   });
 });

@@ -227,6 +227,70 @@ describe('password sign-in (GET/POST /signin)', function () {
     expect((await attempt(browser, user.email, user.password)).location).to.equal('/account');
   });
 
+  it('of 40 simultaneous wrong passwords for one account, exactly 10 are checked; the other 30 are refused (429) unchecked', async () => {
+    const target = await stack.seed.user(orgId);
+    const browser = new Browser(stack.baseUrl);
+    const csrf = csrfTokenOf((await browser.get('/signin')).text);
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => browser.post('/signin', { csrf, email: target.email, password: `wrong-${i}` })));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 400), 'checked and wrong').to.have.length(10);
+    expect(statuses.filter((s) => s === 429), 'refused before the check').to.have.length(30);
+    for (const refused of answers.filter((a) => a.status === 429)) {
+      expect(Number(refused.headers.get('retry-after'))).to.be.greaterThan(0);
+      expect(refused.text).to.include('Too many attempts.');
+    }
+    expect((await attempt(browser, target.email, target.password!)).status, 'the account is locked for this browser').to.equal(429);
+  });
+
+  describe('a browser that signed in before (device cookie)', () => {
+    /** A browser (not signed in) that carries a device cookie: the owner's, after the session ended. */
+    const withDevice = (device: string) => {
+      const browser = new Browser(stack.baseUrl);
+      browser.jar.set('gp_device', device);
+      return browser;
+    };
+
+    it('still signs in after an attacker spent the account\'s attempts, and has a small budget of its own', async () => {
+      const victim = await stack.seed.user(orgId);
+      const own = new Browser(stack.baseUrl);
+      expect((await attempt(own, victim.email, victim.password!)).location).to.equal('/account');
+      const device = own.jar.get('gp_device');
+      expect(device, 'a device cookie after the right password').to.be.a('string');
+      const set = (await attempt(new Browser(stack.baseUrl), victim.email, victim.password!)).setCookies.find((c) => c.name === 'gp_device');
+      expect(set?.attributes).to.include({ httponly: true, secure: true, samesite: 'Strict', path: '/' });
+
+      const attacker = new Browser(stack.baseUrl);
+      for (let i = 0; i < 10; i++) expect((await attempt(attacker, victim.email, `guess-${i}`)).status).to.equal(400);
+      expect((await attempt(attacker, victim.email, victim.password!)).status, 'the account is locked for unknown browsers').to.equal(429);
+
+      expect((await attempt(withDevice(device!), victim.email, victim.password!)).location, 'the owner\'s browser signs in').to.equal('/account');
+
+      // Its own budget: 5 wrong passwords, then even the right one waits.
+      const owner = withDevice(device!);
+      for (let i = 0; i < 5; i++) expect((await attempt(owner, victim.email, `typo-${i}`)).status).to.equal(400);
+      expect((await attempt(owner, victim.email, victim.password!)).status).to.equal(429);
+    });
+
+    it('counts for its own account only: another account\'s lockout applies to it', async () => {
+      const owner = await stack.seed.user(orgId);
+      const other = await stack.seed.user(orgId);
+      const browser = new Browser(stack.baseUrl);
+      expect((await attempt(browser, owner.email, owner.password!)).location).to.equal('/account');
+      const attacker = new Browser(stack.baseUrl);
+      for (let i = 0; i < 10; i++) expect((await attempt(attacker, other.email, `guess-${i}`)).status).to.equal(400);
+      expect((await attempt(withDevice(browser.jar.get('gp_device')!), other.email, other.password!)).status).to.equal(429);
+    });
+
+    it('a forged or altered device cookie is no device cookie', async () => {
+      const victim = await stack.seed.user(orgId);
+      const attacker = new Browser(stack.baseUrl);
+      for (let i = 0; i < 10; i++) expect((await attempt(attacker, victim.email, `guess-${i}`)).status).to.equal(400);
+      const forged = new Browser(stack.baseUrl);
+      forged.jar.set('gp_device', 'AAAA.BBBB');
+      expect((await attempt(forged, victim.email, victim.password!)).status).to.equal(429);
+    });
+  });
+
   it('after 100 failed attempts from one source IP, its attempts are refused (429)', async () => {
     const gateway = await stack.serve({ trustProxy: true });
     try {

@@ -322,5 +322,18 @@ describe('two-step verification (TOTP and recovery codes)', function () {
       expect(browser.jar.get('gp_session')).to.equal(undefined);
       expect((await credentialEvents(user.userId)).filter((e) => e.type === 'RecoveryCodeUsed')).to.deep.equal([]);
     });
+
+    it('of 40 simultaneous wrong codes, exactly 10 are checked; the other 30 are refused (429, Retry-After) unchecked', async () => {
+      const user = await enrolledUser();
+      const { browser, csrf } = await halfSignedIn(user);
+      // Six-digit codes: each one checked is a TOTP verification and a stream read.
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => browser.post('/signin/second-factor', { csrf, code: String(100000 + i) })));
+      const statuses = answers.map((a) => a.status);
+      expect(statuses.filter((s) => s === 400), 'checked and wrong').to.have.length(10);
+      expect(statuses.filter((s) => s === 429), 'refused before the check').to.have.length(30);
+      for (const refused of answers.filter((a) => a.status === 429)) expect(Number(refused.headers.get('retry-after'))).to.be.greaterThan(0);
+      const right = await browser.post('/signin/second-factor', { csrf, code: user.recoveryCodes[0]! });
+      expect(right.status, 'the budget is spent').to.equal(429);
+    });
   });
 });

@@ -19,6 +19,7 @@ import { testDataKeyRing } from './data-kek.js';
 import { createLogger, type Logger } from '../../shared/logger.js';
 import { mountGateway } from '../../shared/http/gateway.js';
 import { ORG_API_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from '../../shared/http/rate-limit.js';
+import { memoryRateLimitStore, type RateLimitStore } from '../../shared/http/rate-limit-store.js';
 import { ProjectionRunner } from '../../projections/runner.js';
 import { PostgresReadModelWatermark } from '../../projections/watermark.js';
 import type { CommandDeps } from '../../command-service/command-deps.js';
@@ -53,6 +54,8 @@ export interface ServeOptions {
   readonly trustProxy?: boolean;
   /** Signs page cursors (default: a random key per gateway). */
   readonly pageCursorSecret?: string;
+  /** Where this gateway's rate limits count (default: its own memory, one store for both apps). */
+  readonly rateLimitStore?: RateLimitStore;
   /**
    * An upstream OpenID Provider for federated sign-in; a function gets this gateway's base URL
    * first (to register the callback at the upstream before the apps are built).
@@ -207,17 +210,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const oauthServices = new Set<OAuthServices>();
   async function serve(serveOptions: ServeOptions = {}): Promise<Server> {
     const config = { trustProxy: serveOptions.trustProxy ?? false, pageCursorSecret: serveOptions.pageCursorSecret ?? randomBytes(32).toString('hex') };
-    // One limiter for both apps: the organization API is one bucket, as in the embedded runner.
-    const orgApiRateLimiter = new RateLimiter('org-api', { ...ORG_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.rateLimit });
+    // One store and one limiter for both apps: the organization API is one bucket, as in the embedded runner.
+    const rateLimitStore = serveOptions.rateLimitStore ?? memoryRateLimitStore();
+    const orgApiRateLimiter = new RateLimiter('org-api', { ...ORG_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.rateLimit }, rateLimitStore);
     // Listen first: the issuer is the server's own address.
     const { server, baseUrl } = await listen();
     const federation = typeof serveOptions.federation === 'function' ? await serveOptions.federation(baseUrl) : (serveOptions.federation ?? null);
     const oauth = createOAuthServices(db, databaseUrl, { issuer: serveOptions.issuer ?? baseUrl, kek: STACK_KEK, federation });
     oauthServices.add(oauth);
-    const userApiRateLimiter = new RateLimiter('user-api', { ...USER_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.userRateLimit });
+    const userApiRateLimiter = new RateLimiter('user-api', { ...USER_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.userRateLimit }, rateLimitStore);
     const oauthTokenRateLimit = { ...UNREACHABLE_LIMIT, ...serveOptions.tokenRateLimit };
-    const commandApp = createCommandApp({ ...deps, logger, config, orgApiRateLimiter, userApiRateLimiter, oauthTokenRateLimit, oauth });
-    const queryApp = createQueryApp({ db, logger, config, orgApiRateLimiter, userApiRateLimiter, oauth, readModelChanges: watermark, subjectKeys, contactHasher });
+    const commandApp = createCommandApp({ ...deps, logger, config, rateLimitStore, orgApiRateLimiter, userApiRateLimiter, oauthTokenRateLimit, oauth });
+    const queryApp = createQueryApp({ db, logger, config, rateLimitStore, orgApiRateLimiter, userApiRateLimiter, oauth, readModelChanges: watermark, subjectKeys, contactHasher });
     server.on('request', mountGateway(commandApp, queryApp));
     servers.add(server);
     return {
