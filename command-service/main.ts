@@ -5,23 +5,35 @@
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { defaultBaseUrl, openRuntime } from '../cli/runtime.js';
-import { serveUntilSignalled } from '../shared/http/serve.js';
+import { runService } from '../shared/http/serve.js';
+import { databaseCheck, eventStoreCheck } from '../shared/http/readiness.js';
 import { createCommandApp } from './app.js';
-import { postgresRateLimitStore } from '../shared/http/rate-limit-store.js';
+import { sharedRateLimitStore } from '../shared/http/rate-limit-store.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'command-service');
-  // DATABASE_URL, else the embedded server a running `npm start` recorded, else an embedded one;
-  // migrates, and builds the event store (createEventStore) and the other ports.
-  const runtime = await openRuntime(config, logger);
-  // Behind the gateway, PUBLIC_BASE_URL is the issuer; alone, this process's own address.
-  const oauth = await runtime.oauth(defaultBaseUrl(config, config.port));
-  await oauth.signingKeys.current();
-  // Every instance counts in one table: the limits hold across replicas and restarts.
-  const rateLimitStore = postgresRateLimitStore(runtime.deps.db, { log: logger });
-  const app = createCommandApp({ ...runtime.deps, logger, config, oauth, rateLimitStore });
-  serveUntilSignalled(app.callback(), { host: config.host, port: config.port, logger, name: 'command service', close: () => runtime.close() });
+  await runService({ config, logger, name: 'command service' }, async (server) => {
+    // DATABASE_URL, else the embedded server a running `npm start` recorded, else an embedded one;
+    // migrates, and builds the event store (createEventStore) and the other ports.
+    const runtime = await openRuntime(config, logger);
+    try {
+      // Behind the gateway, PUBLIC_BASE_URL is the issuer; alone, this process's own address.
+      const oauth = await runtime.oauth(defaultBaseUrl(config, server.port));
+      await oauth.signingKeys.current();
+      // Every instance counts in one place (Redis, else PostgreSQL): the limits hold across replicas and restarts.
+      const rateLimits = await sharedRateLimitStore(config.redisUrl, runtime.deps.db, { log: logger });
+      const app = createCommandApp({ ...runtime.deps, logger, config, oauth, rateLimitStore: rateLimits.store });
+      const close = async () => {
+        await rateLimits.close();
+        await runtime.close();
+      };
+      return { app: app.callback(), checks: [databaseCheck(runtime.knex), eventStoreCheck(runtime.store)], close };
+    } catch (error) {
+      await runtime.close().catch(() => undefined);
+      throw error;
+    }
+  });
 }
 
 main().catch((error: unknown) => {

@@ -9,9 +9,10 @@ import { createLogger } from '../shared/logger.js';
 import { createKnex } from '../shared/db/knex.js';
 import { createPgPool } from '../shared/db/pg-pool.js';
 import { embeddedUrlFile } from '../shared/db/embedded-postgres.js';
-import { serveUntilSignalled } from '../shared/http/serve.js';
+import { runService } from '../shared/http/serve.js';
+import { databaseCheck } from '../shared/http/readiness.js';
 import { createQueryApp } from './app.js';
-import { postgresRateLimitStore } from '../shared/http/rate-limit-store.js';
+import { sharedRateLimitStore } from '../shared/http/rate-limit-store.js';
 import { defaultBaseUrl } from '../cli/runtime.js';
 import { loadDataKeyRing } from '../cli/data-kek.js';
 import { PostgresSubjectKeyStore } from '../shared/crypto/postgres-subject-key-store.js';
@@ -30,26 +31,34 @@ async function databaseUrl(config: ReturnType<typeof loadConfig>): Promise<strin
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'query-service');
-  const url = await databaseUrl(config);
-  const db = createKnex(url, { max: 20 });
-  // Only the public halves of the signing keys are read here: tokens are verified offline.
-  const keyPool = createPgPool(url, 2);
-  const keys = new PostgresSigningKeyStore(keyPool);
-  const oauth = { issuer: defaultBaseUrl(config, config.port), verificationKeys: refreshingKeySet(() => publishedJwks(keys)) };
-  // Give every replica the same PAGE_CURSOR_SECRET, or a cursor only works on the replica that made it.
-  // Member contacts are opened with the subject keys (wrapped under the data KEK ring); searched
-  // emails and phones are hashed under the stored contact search key, as the projections hash them.
-  const ring = await loadDataKeyRing(config);
-  const subjectKeys = new PostgresSubjectKeyStore(db, ring);
-  const contactHasher = await loadContactHasher(db, ring);
-  // Every instance counts in one table: the limits hold across replicas and restarts.
-  const rateLimitStore = postgresRateLimitStore(db, { log: logger });
-  const app = createQueryApp({ db, logger, config, oauth, subjectKeys, contactHasher, rateLimitStore });
-  const close = async () => {
-    await keyPool.end();
-    await db.destroy();
-  };
-  serveUntilSignalled(app.callback(), { host: config.host, port: config.port, logger, name: 'query service', close });
+  await runService({ config, logger, name: 'query service' }, async (server) => {
+    const url = await databaseUrl(config);
+    const db = createKnex(url, { max: 20 });
+    // Only the public halves of the signing keys are read here: tokens are verified offline.
+    const keyPool = createPgPool(url, 2);
+    // Every instance counts in one place (Redis, else PostgreSQL): the limits hold across replicas and restarts.
+    const rateLimits = await sharedRateLimitStore(config.redisUrl, db, { log: logger });
+    const close = async () => {
+      await rateLimits.close();
+      await keyPool.end();
+      await db.destroy();
+    };
+    try {
+      const keys = new PostgresSigningKeyStore(keyPool);
+      const oauth = { issuer: defaultBaseUrl(config, server.port), verificationKeys: refreshingKeySet(() => publishedJwks(keys)) };
+      // Give every replica the same PAGE_CURSOR_SECRET, or a cursor only works on the replica that made it.
+      // Member contacts are opened with the subject keys (wrapped under the data KEK ring); searched
+      // emails and phones are hashed under the stored contact search key, as the projections hash them.
+      const ring = await loadDataKeyRing(config);
+      const subjectKeys = new PostgresSubjectKeyStore(db, ring);
+      const contactHasher = await loadContactHasher(db, ring);
+      const app = createQueryApp({ db, logger, config, oauth, subjectKeys, contactHasher, rateLimitStore: rateLimits.store });
+      return { app: app.callback(), checks: [databaseCheck(db)], close };
+    } catch (error) {
+      await close().catch(() => undefined);
+      throw error;
+    }
+  });
 }
 
 main().catch((error: unknown) => {

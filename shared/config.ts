@@ -25,6 +25,8 @@ export interface Config {
   readonly projectionWaitMs: number;
   /** Honour X-Forwarded-For from the gateway (production behind a reverse proxy). */
   readonly trustProxy: boolean;
+  /** Redis for the rate-limit counters every instance shares; null = PostgreSQL (DATABASE_URL). */
+  readonly redisUrl: string | null;
   /** Signs page cursors; every instance must share it. null = generated (embedded: kept in dataDir). */
   readonly pageCursorSecret: string | null;
   /** OAUTH_KEY_ENCRYPTION_KEY: seals the OAuth signing keys at rest; null = generated into the data folder. */
@@ -41,6 +43,19 @@ export interface Config {
   readonly sms: SmsConfig | null;
   /** How long a pass create waits for its email and SMS to be accepted before answering. */
   readonly deliveryWaitMs: number;
+  /** HTTP_*_TIMEOUT_MS: how long each HTTP server keeps idle connections and waits for a request's parts. */
+  readonly http: HttpTimeouts;
+  /** METRICS_TOKEN: the bearer token /metrics asks for; null = /metrics is open (keep it off the public gateway). */
+  readonly metricsToken: string | null;
+}
+
+export interface HttpTimeouts {
+  /** Idle time before a kept-alive connection is closed: longer than the gateway's own (nginx: 60 s). */
+  readonly keepAliveTimeoutMs: number;
+  /** Time to receive a request's headers (a slowloris client is cut off after it). */
+  readonly headersTimeoutMs: number;
+  /** Time to receive a whole request, headers and body. */
+  readonly requestTimeoutMs: number;
 }
 
 export interface MailConfig {
@@ -178,6 +193,26 @@ function sms(env: Env): SmsConfig | null {
   return { provider, url, authToken: env.SMS_AUTH_TOKEN?.trim() || null };
 }
 
+function httpTimeouts(env: Env): HttpTimeouts {
+  const timeouts = {
+    keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000, 1000, 3_600_000),
+    headersTimeoutMs: integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+  };
+  if (timeouts.headersTimeoutMs > timeouts.requestTimeoutMs) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS');
+  }
+  return timeouts;
+}
+
+function metricsToken(env: Env): string | null {
+  const value = env.METRICS_TOKEN?.trim();
+  if (!value) return null;
+  // Names the variable, never echoes the value.
+  if (!/^[\x21-\x7e]{16,}$/.test(value)) throw new ConfigError('METRICS_TOKEN must be at least 16 printable characters without spaces');
+  return value;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const publicBaseUrl = optionalUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
   return {
@@ -201,5 +236,8 @@ export function loadConfig(env: Env = process.env): Config {
     mail: mail(env),
     sms: sms(env),
     deliveryWaitMs: integer(env, 'DELIVERY_WAIT_MS', 5000, 0, 60_000),
+    http: httpTimeouts(env),
+    metricsToken: metricsToken(env),
+    redisUrl: optionalUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
   };
 }

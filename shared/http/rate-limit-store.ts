@@ -8,7 +8,9 @@
 //    is slow (past `timeoutMs`) or down, an in-memory insurance counter answers instead: the
 //    limits hold per process meanwhile (fail open, not closed: the sign-in must not go down with
 //    the counters), and a warning says so.
-import { RateLimiterMemory, RateLimiterPostgres, RLWrapperTimeouts, type RateLimiterAbstract } from 'rate-limiter-flexible';
+//  * redis (REDIS_URL): the same, in Redis, for deployments that have one.
+import { Redis as IORedis, type Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RLWrapperTimeouts, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Knex } from 'knex';
 import type { Logger } from '../logger.js';
 
@@ -61,49 +63,73 @@ class UnnamedStatementPostgres extends RateLimiterPostgres {
   }
 }
 
-export interface PostgresRateLimitStoreOptions {
+export interface SharedRateLimitStoreOptions {
   readonly log: Logger;
   readonly timeoutMs?: number;
   /** Called whenever the insurance answers (a metric counts it). */
   readonly onInsurance?: () => void;
 }
 
-/** Counts in PostgreSQL, shared by every instance; `db` is the service's own knex pool. */
-export function postgresRateLimitStore(db: Knex, options: PostgresRateLimitStoreOptions): RateLimitStore {
-  let sweeping = false;
+/**
+ * A store whose counters live in a shared service: each wrapped with a timeout and an in-memory
+ * insurance counter (one per name and policy, like the shared ones).
+ */
+function insuredStore(
+  backend: string,
+  options: SharedRateLimitStoreOptions,
+  sharedCounter: (counter: CounterOptions, first: boolean) => RateLimiterAbstract,
+): RateLimitStore {
   let lastWarning = 0;
   const insured = () => {
     options.onInsurance?.();
     const now = Date.now();
     if (now - lastWarning < INSURANCE_WARNING_INTERVAL_MS) return;
     lastWarning = now;
-    options.log.warn('the rate-limit counters in PostgreSQL are slow or unreachable: counting in this process meanwhile');
+    options.log.warn(`the rate-limit counters in ${backend} are slow or unreachable: counting in this process meanwhile`);
   };
   const counters = new Map<string, RateLimiterAbstract>();
   return {
     shared: true,
-    counter({ keyPrefix, points, durationSeconds }) {
+    counter(counter) {
+      const { keyPrefix, points, durationSeconds } = counter;
       const id = `${keyPrefix}|${points}|${durationSeconds}`;
       const known = counters.get(id);
       if (known !== undefined) return known;
       const insurance = new InsuranceCounter({ keyPrefix, points, duration: durationSeconds }, insured);
-      const limiter = new UnnamedStatementPostgres({
-        storeClient: db,
-        storeType: 'knex',
-        tableName: RATE_LIMIT_TABLE,
-        tableCreated: true,
-        // One sweeper per store is enough: every counter shares the table.
-        clearExpiredByTimeout: !sweeping,
-        keyPrefix,
-        points,
-        duration: durationSeconds,
-      });
-      sweeping = true;
-      const counter = new RLWrapperTimeouts({ limiter, timeoutMs: options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, insuranceLimiter: insurance });
-      counters.set(id, counter);
-      return counter;
+      const limiter = sharedCounter(counter, counters.size === 0);
+      const wrapped = new RLWrapperTimeouts({ limiter, timeoutMs: options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, insuranceLimiter: insurance });
+      counters.set(id, wrapped);
+      return wrapped;
     },
   };
+}
+
+/** Counts in PostgreSQL, shared by every instance; `db` is the service's own knex pool. */
+export function postgresRateLimitStore(db: Knex, options: SharedRateLimitStoreOptions): RateLimitStore {
+  return insuredStore('PostgreSQL', options, ({ keyPrefix, points, durationSeconds }, first) =>
+    new UnnamedStatementPostgres({
+      storeClient: db,
+      storeType: 'knex',
+      tableName: RATE_LIMIT_TABLE,
+      tableCreated: true,
+      // One sweeper per store is enough: every counter shares the table.
+      clearExpiredByTimeout: first,
+      keyPrefix,
+      points,
+      duration: durationSeconds,
+    }),
+  );
+}
+
+/**
+ * Counts in Redis (REDIS_URL), shared by every instance; keys expire by themselves. The client
+ * should not queue commands while disconnected (`enableOfflineQueue: false`), so that a Redis
+ * that is down is noticed at once and the insurance answers.
+ */
+export function redisRateLimitStore(client: Redis, options: SharedRateLimitStoreOptions): RateLimitStore {
+  return insuredStore('Redis', options, ({ keyPrefix, points, durationSeconds }) =>
+    new RateLimiterRedis({ storeClient: client, rejectIfRedisNotReady: true, keyPrefix: `guestpass:${keyPrefix}`, points, duration: durationSeconds }),
+  );
 }
 
 /** An in-memory counter that reports each use: it only answers when the store did not. */
@@ -144,4 +170,25 @@ class InsuranceCounter extends RateLimiterMemory {
     this.onUse();
     return super.delete(...args);
   }
+}
+
+/**
+ * The store of a service run on its own (one of several instances): Redis when `redisUrl` is
+ * set, else the service's PostgreSQL. Waits a moment for Redis to connect, so the first requests
+ * count where the others do; a Redis that is down is the insurance's business, not a failed start.
+ */
+export async function sharedRateLimitStore(
+  redisUrl: string | null,
+  db: Knex,
+  options: SharedRateLimitStoreOptions & { readonly connectWaitMs?: number },
+): Promise<{ store: RateLimitStore; close(): Promise<void> }> {
+  if (redisUrl === null) return { store: postgresRateLimitStore(db, options), close: async () => undefined };
+  const client = new IORedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  // A connection error is the insurance's business (and its warning); without a listener ioredis would log it.
+  client.on('error', () => undefined);
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, options.connectWaitMs ?? 2000);
+    client.once('ready', () => (clearTimeout(timer), resolve()));
+  });
+  return { store: redisRateLimitStore(client, options), close: async () => client.disconnect() };
 }

@@ -1,34 +1,54 @@
-// Rate limits counted in PostgreSQL (rate-limit-store.ts): two instances of the services against
-// one database allow the spec's 300 organization API requests per minute per source together,
-// not 600; a lockout outlives the instance that imposed it; and when the counters' database does
-// not answer, the requests are still served (in-memory insurance), with a warning.
+// Rate limits counted in a shared store (rate-limit-store.ts), PostgreSQL and Redis alike: two
+// instances of the services allow the spec's 300 organization API requests per minute per source
+// together, not 600; a lockout outlives the instance that imposed it; and when the counters' store
+// does not answer, the requests are still served (in-memory insurance), with a warning.
 import { expect } from 'chai';
 import { createKnex, type Knex } from '../../shared/db/knex.js';
 import { RateLimitedError } from '../../shared/errors.js';
 import { ORG_API_RATE_LIMIT, RateLimiter } from '../../shared/http/rate-limit.js';
-import { postgresRateLimitStore, RATE_LIMIT_TABLE } from '../../shared/http/rate-limit-store.js';
+import { Redis } from 'ioredis';
+import { postgresRateLimitStore, redisRateLimitStore, type RateLimitStore } from '../../shared/http/rate-limit-store.js';
 import { startStack, type Server, type Stack, type Tenant } from '../support/stack.js';
 import { capturedLogger } from '../support/captured-logs.js';
+import { requireComponent, tcpReachable } from '../support/components.js';
 
-describe('rate limits shared by every instance (PostgreSQL counters)', function () {
+const REDIS_URL = process.env.REDIS_URL?.trim() || 'redis://127.0.0.1:6379';
+
+for (const backend of ['PostgreSQL', 'Redis'] as const) {
+
+describe(`rate limits shared by every instance (${backend} counters)`, function () {
   this.timeout(120_000);
   let stack: Stack;
   let tenant: Tenant;
   const pools: Knex[] = [];
-  /** An instance's own connection pool, as each process has. */
-  const instancePool = () => {
+  const clients: Redis[] = [];
+  // Redis is one server for every run: each run's keys are its own.
+  const run = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  /** An instance's own store over its own connections, as each process has. */
+  const instanceStore = async (): Promise<RateLimitStore> => {
+    const log = capturedLogger().logger;
+    if (backend === 'Redis') {
+      const client = new Redis(REDIS_URL, { enableOfflineQueue: false, keyPrefix: `${run}:` });
+      clients.push(client);
+      await new Promise((resolve) => client.once('ready', resolve));
+      return redisRateLimitStore(client, { log });
+    }
     const pool = createKnex(stack.databaseUrl, { max: 4 });
     pools.push(pool);
-    return pool;
+    return postgresRateLimitStore(pool, { log });
   };
-  const instance = (options: Parameters<Stack['serve']>[0] = {}) =>
-    stack.serve({ ...options, rateLimitStore: postgresRateLimitStore(instancePool(), { log: capturedLogger().logger }) });
+  const instance = async (options: Parameters<Stack['serve']>[0] = {}) => stack.serve({ ...options, rateLimitStore: await instanceStore() });
 
-  before(async () => {
+  before(async function () {
+    if (backend === 'Redis') {
+      const { hostname, port } = new URL(REDIS_URL);
+      requireComponent(this, 'Redis', await tcpReachable(hostname, Number(port) || 6379), `REDIS_URL=${REDIS_URL}`);
+    }
     stack = await startStack({ label: 'shared_limits' });
     tenant = await stack.seed.tenant();
   });
   after(async () => {
+    for (const client of clients) client.disconnect();
     await Promise.all(pools.map((p) => p.destroy()));
     await stack?.stop();
   });
@@ -43,7 +63,6 @@ describe('rate limits shared by every instance (PostgreSQL counters)', function 
       const [overA, overB] = await Promise.all([read(a), read(b)]);
       expect([overA.status, overB.status]).to.deep.equal([429, 429]);
       expect(overB.headers.get('ratelimit-policy')).to.equal('"org-api";q=300;w=60');
-      expect(await stack.db(RATE_LIMIT_TABLE).where('key', 'org-api:req:127.0.0.1').first()).to.include({ points: 302 });
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
@@ -74,22 +93,22 @@ describe('rate limits shared by every instance (PostgreSQL counters)', function 
 
   it('keeps lockout levels across instances: the next lockout after a restart is the second level (1 h)', async () => {
     const policy = { ...ORG_API_RATE_LIMIT, points: 1, abuseThreshold: 1 };
-    const limiterOf = () => new RateLimiter('levels', policy, postgresRateLimitStore(instancePool(), { log: capturedLogger().logger }));
+    const limiterOf = async () => new RateLimiter('levels', policy, await instanceStore());
     const lockouts: number[] = [];
     const hammer = async (limiter: RateLimiter, times: number) => {
       for (let i = 0; i < times; i++) await limiter.take('source', { onLockout: (n) => lockouts.push(n.seconds) }).catch((e: unknown) => expect(e).to.be.instanceOf(RateLimitedError));
     };
     // One allowed, one refusal tolerated, the next locks out (level 1).
-    await hammer(limiterOf(), 3);
+    await hammer(await limiterOf(), 3);
     expect(lockouts).to.deep.equal([900]);
     // Another instance: two refusals during the lockout reach the second level.
-    await hammer(limiterOf(), 2);
+    await hammer(await limiterOf(), 2);
     expect(lockouts).to.deep.equal([900, 3600]);
   });
 
   it('a burst of refused requests escalates the lockout one level, not one per request', async () => {
     const policy = { ...ORG_API_RATE_LIMIT, points: 1, abuseThreshold: 5 };
-    const limiter = new RateLimiter('burst', policy, postgresRateLimitStore(instancePool(), { log: capturedLogger().logger }));
+    const limiter = new RateLimiter('burst', policy, await instanceStore());
     const lockouts: number[] = [];
     await Promise.allSettled(Array.from({ length: 100 }, () => limiter.take('source', { onLockout: (n) => lockouts.push(n.level) })));
     expect(lockouts).to.deep.equal([1]);
@@ -97,15 +116,25 @@ describe('rate limits shared by every instance (PostgreSQL counters)', function 
 
   it('serves requests when the counters do not answer, counting in memory meanwhile, and says so once', async () => {
     const { logger, text } = capturedLogger();
-    const unreachable = createKnex('postgres://postgres@127.0.0.1:1/none', { max: 1 });
-    pools.push(unreachable);
-    const limiter = new RateLimiter('insured', { ...ORG_API_RATE_LIMIT, points: 3 }, postgresRateLimitStore(unreachable, { log: logger, timeoutMs: 200 }));
+    let store: RateLimitStore;
+    if (backend === 'Redis') {
+      const client = new Redis('redis://127.0.0.1:1', { enableOfflineQueue: false, lazyConnect: true, maxRetriesPerRequest: 0 });
+      client.on('error', () => undefined);
+      clients.push(client);
+      store = redisRateLimitStore(client, { log: logger, timeoutMs: 200 });
+    } else {
+      const unreachable = createKnex('postgres://postgres@127.0.0.1:1/none', { max: 1 });
+      pools.push(unreachable);
+      store = postgresRateLimitStore(unreachable, { log: logger, timeoutMs: 200 });
+    }
+    const limiter = new RateLimiter('insured', { ...ORG_API_RATE_LIMIT, points: 3 }, store);
     for (let i = 0; i < 3; i++) expect((await limiter.take('source')).remaining).to.equal(2 - i);
     const refused = await limiter.take('source').then(
       () => null,
       (e: unknown) => e,
     );
     expect(refused, 'the insurance still limits').to.be.instanceOf(RateLimitedError);
-    expect(text().match(/rate-limit counters in PostgreSQL are slow or unreachable/g)).to.have.length(1);
+    expect(text().match(new RegExp(`rate-limit counters in ${backend} are slow or unreachable`, 'g'))).to.have.length(1);
   });
 });
+}
