@@ -17,7 +17,7 @@ export interface FederationConfig {
   readonly clientSecret: string | null;
   /** Shown on the sign-in button. */
   readonly displayName: string;
-  /** Link a first sign-in by email even when the upstream calls the address unverified (FEDERATED_TRUST_EMAIL). */
+  /** Link a first sign-in by email whatever `email_verified` says, absent or false included (FEDERATED_TRUST_EMAIL). */
   readonly trustUnverifiedEmail?: boolean;
 }
 
