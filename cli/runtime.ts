@@ -171,7 +171,7 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     }
     throw error;
   }
-  const store = createEventStore({ databaseUrl: url, eventStoreUrl: config.eventStoreUrl, schemas: eventSchemas });
+  const store = createEventStore({ databaseUrl: url, eventStoreUrl: config.eventStoreUrl, schemas: eventSchemas, logger });
   const watermark = new PostgresReadModelWatermark(knex);
   const deliveryOutcomes = new PostgresDeliveryOutcomes(knex, store, logger);
   const deps: CommandDeps = {

@@ -16,6 +16,8 @@ export interface ProgressBarOptions {
 export interface ProgressUpdate {
   /** 0..1, or null when unknown (then only the counter shows). */
   readonly fraction: number | null;
+  /** What the fraction is a share of, shown after the percentage (`of the log by position`). */
+  readonly of?: string;
   /** What has been done, e.g. `120,000 events`. */
   readonly detail: string;
 }
@@ -64,7 +66,8 @@ export class ProgressBar {
     const fraction = Math.max(0, Math.min(1, update.fraction));
     const filled = Math.round(fraction * WIDTH);
     const bar = this.tty ? `[${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ` : '';
-    return `${label}${bar}${(fraction * 100).toFixed(1).padStart(5)}%  ${update.detail} (${elapsed})`;
+    const of = update.of ? ` of ${update.of}` : '';
+    return `${label}${bar}${(fraction * 100).toFixed(1).padStart(5)}%${of}  ${update.detail} (${elapsed})`;
   }
 }
 
@@ -73,11 +76,17 @@ function formatDuration(ms: number): string {
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
 
-/** Shows a rebuild's progress on a bar: pass as `onProgress` to rebuildProjections. */
+/**
+ * Shows a rebuild's progress on a bar: pass as `onProgress` to rebuildProjections. The share is of
+ * the log's position range (RebuildProgress.fraction), which is no count of events in
+ * EventStoreDB (a byte offset): it says so, and the events are counted beside it.
+ */
 export function showRebuildProgress(bar: ProgressBar): (progress: RebuildProgress) => void {
   return (p) => {
-    const detail = `${p.projections.join(', ')}: ${NUMBER.format(p.events)} events, ${NUMBER.format(Math.round(p.eventsPerSecond))}/s, ${p.phase}`;
-    if (p.phase === 'done') bar.finish({ fraction: 1, detail });
-    else bar.update({ fraction: p.fraction, detail }, p.phase !== 'replaying');
+    const detail = `${p.projections.join(', ')}: ${NUMBER.format(p.events)} events read, ${NUMBER.format(Math.round(p.eventsPerSecond))}/s, ${p.phase}`;
+    if (p.phase === 'done') bar.finish({ fraction: 1, of: REBUILD_SHARE_OF, detail });
+    else bar.update({ fraction: p.fraction, of: REBUILD_SHARE_OF, detail }, p.phase !== 'replaying');
   };
 }
+
+const REBUILD_SHARE_OF = 'the log by position';

@@ -9,8 +9,12 @@
 // new table, skipping what the rebuild applied. The old table is dropped afterwards.
 //
 // The replay's progress is checkpointed in projection_rebuilds with the rows it wrote, so an
-// interrupted rebuild resumes where it stopped. One rebuild per projection at a time (a session
-// advisory lock held by the rebuild).
+// interrupted rebuild resumes where it stopped (in the same event store only). One rebuild per
+// projection at a time (a session advisory lock held by the rebuild).
+//
+// When the checkpoints count in another event store than the configured one (checkpoint-store-
+// identity.ts), only a rebuild of every projection may run, and its switch-over adopts the
+// configured store: the runner and the reactors then start again.
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import { createLogger, type Logger } from '../shared/logger.js';
@@ -38,6 +42,7 @@ import { connectionStringOf } from '../shared/db/knex.js';
 import { encodeProgress, PROGRESS_CHANNEL, ROWS_CHANGED_CHANNEL } from './progress-channel.js';
 import { errorMessage, isDeterministic } from './errors.js';
 import type { ProjectionDeps } from './runner.js';
+import { adoptCheckpointStore, checkCheckpointStore, EventStoreMismatch } from './checkpoint-store-identity.js';
 
 export type RebuildPhase = 'replaying' | 'indexing' | 'switching' | 'done';
 
@@ -49,7 +54,12 @@ export interface RebuildProgress {
   readonly position: Position;
   /** Head of the log when last looked at. */
   readonly head: Position;
-  /** Best effort share of the log replayed (positions grow with the log), or null when unknown. */
+  /**
+   * Share of the log's position range this replay has covered, from where it started to the head
+   * (positionFraction), or null when unknown: about the share of the events to read in the
+   * PostgreSQL log, the share of the log's bytes in EventStoreDB. Not a count of events: show it
+   * as a share of the log by position (progress-bar.ts).
+   */
   readonly fraction: number | null;
   readonly elapsedMs: number;
   readonly eventsPerSecond: number;
@@ -127,11 +137,25 @@ export async function rebuildProjections(
   const selected = selectProjections(names, options.projections ?? ALL_PROJECTIONS).sort((a, b) => (a.name < b.name ? -1 : 1));
   const logger = deps.logger ?? createLogger(process.env.LOG_LEVEL ?? 'info', 'projections');
   const { knex } = deps;
+  const check = await checkCheckpointStore(knex, deps.store);
+  if (!check.ok) {
+    // Positions of the other store are worth nothing here: every read model is rebuilt from this
+    // one, or the ones left would go on counting in the other.
+    const left = (options.projections ?? ALL_PROJECTIONS).filter((p) => !selected.includes(p)).map((p) => p.name);
+    if (left.length > 0) {
+      const why = `${check.mismatch.why}; a rebuild of only some read models (${left.join(', ')} left out) cannot adopt this store`;
+      throw new EventStoreMismatch(check.mismatch.recorded, check.identity, why);
+    }
+    logger.warn(
+      { eventStore: check.identity, recorded: check.mismatch.recorded },
+      'the checkpoints count in another event store: rebuilding every read model from this one, which the switch-over adopts',
+    );
+  }
   await ensureReadModels(knex, selected);
   const release = await lockRebuilds(knex, selected.map((p) => p.name));
   try {
-    const targets = await prepareTargets(knex, selected, logger);
-    return await new Replay(deps, targets, options, logger).run();
+    const targets = await prepareTargets(knex, selected, logger, { identity: check.identity, adopting: !check.ok });
+    return await new Replay(deps, targets, options, logger, check.ok ? null : check.identity).run();
   } finally {
     await release();
   }
@@ -172,10 +196,21 @@ interface RebuildRecord {
   position_commit: string;
   position_prepare: string;
   indexed: boolean;
+  store_identity: string | null;
 }
 
-/** Resumes a rebuild of the same version whose table survived, or starts the next generation. */
-async function prepareTargets(knex: Knex, projections: readonly AnyProjection[], logger: Logger): Promise<Target[]> {
+/**
+ * Resumes a rebuild of the same version and event store whose table survived, or starts the next
+ * generation. `store`: the configured store, and whether this rebuild adopts it. A rebuild left
+ * from before migration 012 (store_identity NULL) counted in the recorded store: it is resumed
+ * only when that is the configured one.
+ */
+async function prepareTargets(
+  knex: Knex,
+  projections: readonly AnyProjection[],
+  logger: Logger,
+  store: { readonly identity: string; readonly adopting: boolean },
+): Promise<Target[]> {
   const targets: Target[] = [];
   for (const projection of projections) {
     const live = await knex.raw<{ rows: CheckpointRecord[] }>(`SELECT ${CHECKPOINT_COLUMNS} FROM projection_checkpoints WHERE name = ?`, [
@@ -185,12 +220,13 @@ async function prepareTargets(knex: Knex, projections: readonly AnyProjection[],
     const previous = (
       await knex.raw<{ rows: RebuildRecord[] }>(
         `SELECT name, generation, table_name, version, position_commit::text AS position_commit, position_prepare::text AS position_prepare,
-           indexed FROM projection_rebuilds WHERE name = ?`,
+           indexed, store_identity FROM projection_rebuilds WHERE name = ?`,
         [projection.name],
       )
     ).rows[0];
     let target: Target | null = null;
-    if (previous && Number(previous.version) === projection.version && previous.generation > checkpoint.generation) {
+    const sameStore = previous ? (previous.store_identity ?? (store.adopting ? null : store.identity)) === store.identity : false;
+    if (previous && sameStore && Number(previous.version) === projection.version && previous.generation > checkpoint.generation) {
       const exists = await knex.raw<{ rows: { t: string | null }[] }>('SELECT to_regclass(?)::text AS t', [quoteIdent(previous.table_name)]);
       if (exists.rows[0]?.t) {
         target = {
@@ -207,11 +243,12 @@ async function prepareTargets(knex: Knex, projections: readonly AnyProjection[],
       const generation = Math.max(checkpoint.generation, previous ? Number(previous.generation) : 0) + 1;
       const table = await createGenerationTable(knex, projection, generation, { indexes: false });
       await knex.raw(
-        `INSERT INTO projection_rebuilds (name, generation, table_name, version, position_commit, position_prepare)
-         VALUES (?, ?, ?, ?, 0, 0)
+        `INSERT INTO projection_rebuilds (name, generation, table_name, version, position_commit, position_prepare, store_identity)
+         VALUES (?, ?, ?, ?, 0, 0, ?)
          ON CONFLICT (name) DO UPDATE SET generation = EXCLUDED.generation, table_name = EXCLUDED.table_name,
-           version = EXCLUDED.version, position_commit = 0, position_prepare = 0, indexed = false, started_at = now(), updated_at = now()`,
-        [projection.name, generation, table, projection.version],
+           version = EXCLUDED.version, position_commit = 0, position_prepare = 0, indexed = false,
+           store_identity = EXCLUDED.store_identity, started_at = now(), updated_at = now()`,
+        [projection.name, generation, table, projection.version, store.identity],
       );
       target = { projection, generation, table, position: START, indexed: false };
       logger.info({ projection: projection.name, table }, 'rebuilding into a new generation table');
@@ -250,13 +287,19 @@ class Replay {
   private indexing: Promise<void> | null = null;
   private indexingFailed = false;
 
+  /** Where the replay started: its progress is the share of the log from here to the head. */
+  private readonly from: Position;
+
   constructor(
     private readonly deps: ProjectionDeps,
     private readonly targets: Target[],
     private readonly options: RebuildOptions,
     private readonly logger: Logger,
+    /** The configured store's identity when the switch-over adopts it (the checkpoints counted in another). */
+    private readonly adopt: string | null,
   ) {
     this.batchSize = options.batchSize ?? DEFAULT_REBUILD_BATCH_SIZE;
+    this.from = targets.length === 0 ? START : targets.map((t) => t.position).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
   }
 
   async run(): Promise<RebuildResult> {
@@ -370,7 +413,7 @@ class Replay {
         position = last;
         void this.refreshHead(false).catch(() => undefined);
         this.report('replaying', position);
-        if (Number(position.prepare) >= INDEXES_FROM * Number(this.head.prepare)) void this.startIndexes();
+        if ((positionFraction(START, position, this.head) ?? 1) >= INDEXES_FROM) void this.startIndexes();
         if (!full) break;
       }
       // Caught up (after a full page, the next one was empty), or the index build failed: hot
@@ -461,6 +504,8 @@ class Replay {
         await client.query('DELETE FROM projection_rebuilds WHERE name = $1', [target.projection.name]);
         if (live.tableName !== target.table) old.push(live.tableName);
       }
+      // Every read model now counts in this store: it is the one the checkpoints count in.
+      if (this.adopt !== null) await adoptCheckpointStore(client, this.adopt);
       await client.query('SELECT pg_notify($1, $2)', [
         PROGRESS_CHANNEL,
         encodeProgress(this.targets.map((t) => ({ name: t.projection.name, position: reached.get(t)! }))),
@@ -546,8 +591,7 @@ class Replay {
   private report(phase: RebuildPhase, position: Position): void {
     if (!this.options.onProgress) return;
     const elapsedMs = performance.now() - this.startedAt;
-    const headPrepare = Number(this.head.prepare);
-    const fraction = phase === 'done' ? 1 : headPrepare > 0 ? Math.min(1, Number(position.prepare) / headPrepare) : null;
+    const fraction = phase === 'done' ? 1 : positionFraction(this.from, position, this.head);
     try {
       this.options.onProgress({
         projections: this.targets.map((t) => t.projection.name),
@@ -575,6 +619,22 @@ class Replay {
   private throwIfAborted(): void {
     if (this.options.signal?.aborted) throw new RebuildStopped();
   }
+}
+
+/**
+ * How far `at` is from `from` towards `head`, 0..1, along the prepare position: the one part of a
+ * position that grows with the log in both stores (the PostgreSQL log's global sequence, about one
+ * per event; EventStoreDB's byte offset in its log). Null when there is nothing between from and
+ * head. A share of the log by position, never a count of events.
+ */
+export function positionFraction(from: Position, at: Position, head: Position): number | null {
+  const span = head.prepare - from.prepare;
+  if (span <= 0n) return null;
+  const done = at.prepare - from.prepare;
+  if (done <= 0n) return 0;
+  if (done >= span) return 1;
+  // Exact in bigint to a millionth, whatever the size of the positions.
+  return Number((done * 1_000_000n) / span) / 1_000_000;
 }
 
 /** The events of a page after `position`. A page is in log order: when its first event is after it, every one is. */

@@ -5,6 +5,7 @@ import { comparePositions, positionToString, type EventStore, type Position } fr
 import { ALL_PROJECTIONS } from './all-projections.js';
 import { CHECKPOINT_COLUMNS, toCheckpoint, type CheckpointRecord } from './generation-tables.js';
 import type { AnyProjection } from './projection.js';
+import { recordedCheckpointStore, REBUILD_COMMAND } from './checkpoint-store-identity.js';
 
 export interface ProjectionStatus {
   readonly name: string;
@@ -26,6 +27,8 @@ export interface ProjectionStatus {
 
 export interface StatusReport {
   readonly head: Position;
+  /** The configured event store's identity, and the one the checkpoints count in (null: none recorded yet). */
+  readonly eventStore: { readonly identity: string; readonly checkpointsCountIn: string | null };
   readonly projections: readonly ProjectionStatus[];
 }
 
@@ -39,6 +42,7 @@ export async function projectionStatus(deps: { readonly knex: Knex; readonly sto
   const known = options.projections ?? ALL_PROJECTIONS;
   const lagCap = options.lagCap ?? 100_000;
   const head = await deps.store.headPosition();
+  const eventStore = { identity: await deps.store.identity(), checkpointsCountIn: await recordedCheckpointStore(deps.knex) };
   const { rows } = await deps.knex.raw<{ rows: CheckpointRecord[] }>(`SELECT ${CHECKPOINT_COLUMNS} FROM projection_checkpoints ORDER BY name`);
   const rebuilds = await deps.knex.raw<{
     rows: Array<{ name: string; generation: number; table_name: string; c: string; p: string; started_at: Date }>;
@@ -86,11 +90,11 @@ export async function projectionStatus(deps: { readonly knex: Knex; readonly sto
         : null,
     });
   }
-  return { head, projections };
+  return { head, eventStore, projections };
 }
 
 /** Events after `position` up to `head`, through the port (so for every adapter), capped. */
-async function countAfter(store: EventStore, position: Position, head: Position, cap: number): Promise<{ lag: number; capped: boolean }> {
+export async function countAfter(store: EventStore, position: Position, head: Position, cap: number): Promise<{ lag: number; capped: boolean }> {
   let count = 0;
   let after = position;
   while (count < cap && comparePositions(after, head) < 0) {
@@ -108,6 +112,8 @@ async function countAfter(store: EventStore, position: Position, head: Position,
 export function statusToJson(report: StatusReport): Record<string, unknown> {
   return {
     head: positionToString(report.head),
+    event_store: report.eventStore.identity,
+    checkpoints_event_store: report.eventStore.checkpointsCountIn,
     projections: report.projections.map((p) => ({
       name: p.name,
       exists: p.exists,
@@ -146,5 +152,12 @@ export function formatStatus(report: StatusReport): string {
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const row = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
-  return [`head ${positionToString(report.head)}`, row(header), ...lines.map(row)].join('\n');
+  const { identity, checkpointsCountIn } = report.eventStore;
+  const store =
+    checkpointsCountIn === null || checkpointsCountIn === identity
+      ? `event store ${identity}`
+      : `event store ${identity}, but the checkpoints count in ${checkpointsCountIn}: the positions and lag below are not this store's, ` +
+        `and the projections, the forwarder and pass delivery refuse to start until \`${REBUILD_COMMAND}\` adopts this store ` +
+        `(or ${checkpointsCountIn} is configured again)`;
+  return [store, `head ${positionToString(report.head)}`, row(header), ...lines.map(row)].join('\n');
 }

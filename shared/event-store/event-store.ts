@@ -65,6 +65,13 @@ export interface RecordedEvent<T extends string = string, D = unknown> extends N
 /** -1 style sentinels are avoided: a stream revision is a number >= 0. */
 export type ExpectedRevision = 'no_stream' | 'any' | number;
 
+/** One stream's part of a multi-stream append (EventStore.appendToStreams). */
+export interface StreamAppend {
+  readonly streamName: string;
+  readonly events: readonly NewEvent[];
+  readonly expected: ExpectedRevision;
+}
+
 export interface AppendResult {
   /** Revision of the last appended event. */
   readonly nextExpectedRevision: number;
@@ -119,6 +126,14 @@ export interface SubscribeOptions {
 export interface EventStore {
   /** Appends atomically; throws WrongExpectedVersion when the stream is not at `expected`. */
   appendToStream(streamName: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /**
+   * Appends to several streams in as few round trips as the store can: each append with its own
+   * expected revision and its own outcome, exactly what appendToStream would answer it (outcome i
+   * is append i's; a stream named twice is appended in order). Not atomic across streams. Optional:
+   * a store without it (EventStoreDB writes one stream per call) is given the appends one by one
+   * by appendToStreams() in multi-stream-append.ts.
+   */
+  appendToStreams?(appends: readonly StreamAppend[]): Promise<Array<PromiseSettledResult<AppendResult>>>;
   /** Empty array for a stream that does not exist. */
   readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /**
@@ -132,5 +147,11 @@ export interface EventStore {
   subscribeToAll(options: SubscribeOptions): Subscription;
   /** Position of the newest event visible to readAll, or START. */
   headPosition(): Promise<Position>;
+  /**
+   * Names this store's log, `<adapter>:<uuid>`, created on first use and kept in the store itself:
+   * a position means something only in the log it came from, so whoever keeps checkpoints keeps
+   * this beside them (projections/checkpoint-store-identity.ts).
+   */
+  identity(): Promise<string>;
   close(): Promise<void>;
 }

@@ -3,8 +3,13 @@
 // Mapping to the port: stream revisions are bigint in the client and number here; the port's
 // 'no_stream'/'any' are the client's NO_STREAM/ANY; positions are the $all commit/prepare pair.
 // System records ($-prefixed event types or streams: stream metadata, statistics, projection
-// links) are EventStoreDB's own and never reach a caller of readAll or a subscription.
+// links) are EventStoreDB's own and never reach a caller of readAll or a subscription; nor does
+// the store's identity (a stream of its own, see identity()). An event another writer put in the
+// database that is not JSON (data or metadata) cannot be one of this service's: readAll and the
+// subscription log it, without its data, and pass over it, as a projection passes over an event
+// type it does not know.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import {
   ANY,
   BACKWARDS,
@@ -28,6 +33,7 @@ import {
   START,
   WrongExpectedVersion,
   comparePositions,
+  positionToString,
   type AppendResult,
   type EventMetadata,
   type EventStore,
@@ -41,21 +47,48 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from './event-store.js';
+import { createLogger, type Logger } from '../logger.js';
 
 const PAGE_SIZE = 500;
 const DEFAULT_BATCH_SIZE = 500;
 const MAX_RESUBSCRIBE_DELAY_MS = 30_000;
+/**
+ * Event-loop turns a short batch waits for more while events keep arriving: the client moves what
+ * gRPC received into its buffer asynchronously, so a catch-up would otherwise hand over whatever
+ * happened to be buffered at that instant.
+ */
+const TOP_UP_TURNS = 8;
+/** Foreign events remembered as already logged (each is logged once per store, not per read). */
+const MAX_REPORTED_FOREIGN = 10_000;
+
+/** The stream holding the store's identity: one event, written by the first identity() caller. */
+export const IDENTITY_STREAM = 'guestpass-store-identity';
+const IDENTITY_EVENT_TYPE = 'EventStoreIdentified';
 
 type ClientEvent = NonNullable<ResolvedEvent['event']> | NonNullable<AllStreamResolvedEvent['event']>;
 
+export interface EventStoreDbOptions {
+  /** Dispose of the client on close(); true when the store created it. */
+  readonly ownsClient?: boolean;
+  /** Where events passed over (not JSON) are reported; default a logger of its own. */
+  readonly logger?: Pick<Logger, 'warn'>;
+}
+
 export class EventStoreDbEventStore implements EventStore {
   private readonly subscriptions = new Set<CatchUpSubscription>();
+  private readonly ownsClient: boolean;
+  private readonly logger: Pick<Logger, 'warn'>;
+  private readonly reportedForeign = new Set<string>();
+  private identityRead: Promise<string> | null = null;
   private closed = false;
 
   constructor(
     private readonly client: EventStoreDBClient,
-    private readonly ownsClient = false,
-  ) {}
+    options: EventStoreDbOptions = {},
+  ) {
+    this.ownsClient = options.ownsClient ?? false;
+    this.logger = options.logger ?? createLogger(process.env.LOG_LEVEL ?? 'info', 'event-store');
+  }
 
   async appendToStream(streamName: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (!streamName) throw new RangeError('stream name must not be empty');
@@ -139,7 +172,7 @@ export class EventStoreDbEventStore implements EventStore {
         const event = resolved.event;
         if (!event || comparePositions(event.position, seen) <= 0) continue;
         seen = event.position;
-        if (isSystemEvent(event)) continue;
+        if (this.passesOver(event)) continue;
         events.push(toRecordedEvent(event));
         if (events.length >= wanted) return events;
       }
@@ -149,7 +182,12 @@ export class EventStoreDbEventStore implements EventStore {
 
   subscribeToAll(options: SubscribeOptions): Subscription {
     if (this.closed) throw new Error('the event store is closed');
-    const subscription = new CatchUpSubscription(this.client, options, () => this.subscriptions.delete(subscription));
+    const subscription = new CatchUpSubscription(
+      this.client,
+      options,
+      (event) => this.passesOver(event),
+      () => this.subscriptions.delete(subscription),
+    );
     this.subscriptions.add(subscription);
     return subscription;
   }
@@ -162,7 +200,7 @@ export class EventStoreDbEventStore implements EventStore {
       );
       for (const resolved of page) {
         const event = resolved.event;
-        if (event && !isSystemEvent(event) && (before === END || comparePositions(event.position, before as Position) < 0)) {
+        if (event && !this.passesOver(event) && (before === END || comparePositions(event.position, before as Position) < 0)) {
           return event.position;
         }
       }
@@ -172,17 +210,88 @@ export class EventStoreDbEventStore implements EventStore {
     }
   }
 
+  /**
+   * `eventstoredb:<uuid>`, from the first event of IDENTITY_STREAM, written by the first caller
+   * (a normal stream: a $-prefixed one would need admin rights in a secured cluster). A database
+   * wiped and started again gets a new one, so checkpoints kept from before are refused.
+   */
+  identity(): Promise<string> {
+    this.identityRead ??= this.readOrCreateIdentity().catch((error: unknown) => {
+      this.identityRead = null; // a failed read (server not up yet) is tried again next time
+      throw error;
+    });
+    return this.identityRead;
+  }
+
+  private async readOrCreateIdentity(): Promise<string> {
+    const existing = await this.readIdentity();
+    if (existing) return existing;
+    try {
+      await this.client.appendToStream(IDENTITY_STREAM, jsonEvent({ type: IDENTITY_EVENT_TYPE, data: { id: randomUUID() } }), {
+        expectedRevision: NO_STREAM,
+      });
+    } catch (error) {
+      // Another process wrote it first: its identity is the store's.
+      if (!(error instanceof WrongExpectedVersionError)) throw error;
+    }
+    const written = await this.readIdentity();
+    if (!written) throw new Error(`EventStoreDB: ${IDENTITY_STREAM} cannot be read after it was written`);
+    return written;
+  }
+
+  private async readIdentity(): Promise<string | null> {
+    try {
+      for await (const resolved of this.client.readStream(IDENTITY_STREAM, { fromRevision: ESDB_START, direction: FORWARDS, maxCount: 1 })) {
+        const id = (resolved.event?.data as { id?: unknown } | undefined)?.id;
+        if (typeof id !== 'string' || !id) throw new Error(`EventStoreDB: the first event of ${IDENTITY_STREAM} names no identity`);
+        return `eventstoredb:${id}`;
+      }
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return null;
+      throw error;
+    }
+    return null;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
     if (this.ownsClient) await this.client.dispose();
   }
+
+  /**
+   * True for what no caller of readAll or a subscription sees: EventStoreDB's own records, the
+   * identity stream, and events that are not JSON (logged once, without their data).
+   */
+  private passesOver(event: ClientEvent): boolean {
+    if (isHidden(event)) return true;
+    const reason = foreignReason(event);
+    if (reason === null) return false;
+    if (!this.reportedForeign.has(event.id)) {
+      if (this.reportedForeign.size >= MAX_REPORTED_FOREIGN) this.reportedForeign.clear();
+      this.reportedForeign.add(event.id);
+      this.logger.warn(
+        {
+          eventId: event.id,
+          streamName: event.streamId,
+          eventType: event.type,
+          position: event.position ? positionToString(event.position) : null,
+          reason,
+        },
+        `passing over event ${event.id} in ${event.streamId}: its ${reason}, so this service did not write it`,
+      );
+    }
+    return true;
+  }
 }
 
 /** A store over its own client, disposed on close(). */
-export function createEventStoreDbEventStore(connectionString: string): EventStoreDbEventStore {
-  return new EventStoreDbEventStore(EventStoreDBClient.connectionString(connectionString), true);
+export function createEventStoreDbEventStore(
+  connectionString: string,
+  options: Omit<EventStoreDbOptions, 'ownsClient'> = {},
+): EventStoreDbEventStore {
+  return new EventStoreDbEventStore(EventStoreDBClient.connectionString(connectionString), { ...options, ownsClient: true });
 }
 
 function toClientExpected(expected: ExpectedRevision): AppendExpectedRevision {
@@ -198,8 +307,19 @@ function toReadPosition(position: Position): ReadPosition {
   return comparePositions(position, START) === 0 ? ESDB_START : position;
 }
 
-function isSystemEvent(event: ClientEvent): boolean {
-  return event.type.startsWith('$') || event.streamId.startsWith('$');
+function isHidden(event: ClientEvent): boolean {
+  return event.type.startsWith('$') || event.streamId.startsWith('$') || event.streamId === IDENTITY_STREAM;
+}
+
+/**
+ * Why an event cannot be one this service wrote (it writes JSON data with JSON metadata), or
+ * null. The client hands over data that is not JSON as bytes (isJson false) and metadata it
+ * cannot parse as bytes too.
+ */
+export function foreignReason(event: Pick<ClientEvent, 'isJson' | 'metadata'>): string | null {
+  if (!event.isJson) return 'data is not JSON';
+  if (event.metadata instanceof Uint8Array) return 'metadata is not JSON';
+  return null;
 }
 
 function toRecordedEvent(event: ClientEvent, commitPosition?: bigint): RecordedEvent {
@@ -230,22 +350,31 @@ async function collect<T>(read: AsyncIterable<T>): Promise<T[]> {
 const insideHandler = new AsyncLocalStorage<CatchUpSubscription>();
 
 /**
- * Follows $all with the client's catch-up subscription, handing the handler what is already
- * buffered (up to batchSize) and reading no further until it returns, so the gRPC stream's own
- * flow control holds the server back. When the server drops the subscription it is resumed
- * from the last handled position; a failing handler ends it (its owner holds the checkpoint).
+ * Follows $all with the client's catch-up subscription, handing the handler what has arrived (up
+ * to batchSize) and reading no further until it returns, so the gRPC stream's own flow control
+ * holds the server back. The client's subscription is a Node Readable that buffers only up to
+ * its high-water mark (16 objects by default, so batches of 16 to 31 events whatever batchSize
+ * said); it is given a high-water mark of batchSize, so a catch-up is handled in full batches.
+ * When the server drops the subscription it is resumed from the last handled position; a failing
+ * handler ends it (its owner holds the checkpoint).
  */
 class CatchUpSubscription implements Subscription {
   private stopped = false;
   private current: AllStreamSubscription | null = null;
   private wake: (() => void) | null = null;
   private readonly done: Promise<void>;
+  private readonly batchSize: number;
 
   constructor(
     private readonly client: EventStoreDBClient,
     private readonly options: SubscribeOptions,
+    /** True for an event the handler never sees (system records, the identity, foreign events). */
+    private readonly passesOver: (event: ClientEvent) => boolean,
     onDone: () => void,
   ) {
+    const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+    if (!(Number.isInteger(batchSize) && batchSize >= 1)) throw new RangeError(`batchSize must be an integer >= 1 (got ${batchSize})`);
+    this.batchSize = batchSize;
     // An error outside the handler (an event that cannot be read) ends the subscription like a
     // failing handler, reported; it must never be an unhandled rejection.
     this.done = this.run()
@@ -268,25 +397,36 @@ class CatchUpSubscription implements Subscription {
     let handled = this.options.after;
     let failures = 0;
     while (!this.stopped) {
-      const subscription = this.client.subscribeToAll({
-        ...(comparePositions(handled, START) === 0 ? {} : { fromPosition: handled }),
-        filter: excludeSystemEvents(),
-      });
+      const subscription = this.client.subscribeToAll(
+        {
+          ...(comparePositions(handled, START) === 0 ? {} : { fromPosition: handled }),
+          filter: excludeSystemEvents(),
+        },
+        { highWaterMark: this.batchSize },
+      );
       this.current = subscription;
       let ended: Error | 'end' | null = null;
+      /** Moves on every event of the stream: a wait starts only if none came since the last read. */
+      let signals = 0;
+      const signal = () => {
+        signals++;
+        this.wake?.();
+      };
       subscription.on('error', (error: Error) => {
         ended ??= error;
-        this.wake?.();
+        signal();
       });
       subscription.on('end', () => {
         ended ??= 'end';
-        this.wake?.();
+        signal();
       });
-      subscription.on('readable', () => this.wake?.());
+      subscription.on('readable', signal);
       try {
         while (!this.stopped && ended === null) {
-          const batch = this.takeBuffered(subscription, handled);
+          const seen = signals;
+          const batch = await this.nextBatch(subscription, handled);
           if (batch.length === 0) {
+            if (this.stopped || signals !== seen || subscription.readableLength > 0) continue;
             await new Promise<void>((resolve) => (this.wake = resolve));
             this.wake = null;
             continue;
@@ -320,20 +460,33 @@ class CatchUpSubscription implements Subscription {
     this.stopped = true;
   }
 
-  /** Events already received, in order, after the last handled position (a resumed subscription may repeat some). */
-  private takeBuffered(subscription: AllStreamSubscription, handled: Position): RecordedEvent[] {
-    const batchSize = this.options.batchSize ?? DEFAULT_BATCH_SIZE;
+  /**
+   * The next batch after the last handled position: what is buffered, topped up for a few
+   * event-loop turns while more keeps arriving, up to batchSize. Empty when nothing is buffered.
+   */
+  private async nextBatch(subscription: AllStreamSubscription, handled: Position): Promise<RecordedEvent[]> {
     const batch: RecordedEvent[] = [];
-    let last = handled;
-    while (batch.length < batchSize) {
+    let last = this.takeBuffered(subscription, handled, batch);
+    for (let turn = 0; batch.length > 0 && batch.length < this.batchSize && turn < TOP_UP_TURNS; turn++) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.stopped || subscription.readableLength === 0) break; // nothing more came in a turn: the rest is not here yet
+      last = this.takeBuffered(subscription, last, batch);
+    }
+    return batch;
+  }
+
+  /** Moves buffered events after `after` into `batch`, up to batchSize (a resumed subscription may repeat some); returns the last one's position. */
+  private takeBuffered(subscription: AllStreamSubscription, after: Position, batch: RecordedEvent[]): Position {
+    let last = after;
+    while (batch.length < this.batchSize) {
       const resolved = subscription.read() as AllStreamResolvedEvent | null;
       if (resolved === null) break;
       const event = resolved.event;
-      if (!event || isSystemEvent(event) || comparePositions(event.position, last) <= 0) continue;
+      if (!event || comparePositions(event.position, last) <= 0 || this.passesOver(event)) continue;
       batch.push(toRecordedEvent(event));
       last = event.position;
     }
-    return batch;
+    return last;
   }
 
   private report(error: unknown): void {

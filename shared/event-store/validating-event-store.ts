@@ -8,11 +8,13 @@ import type {
   Position,
   ReadAllOptions,
   ReadStreamOptions,
+  StreamAppend,
   StreamRead,
   RecordedEvent,
   SubscribeOptions,
   Subscription,
 } from './event-store.js';
+import { appendToStreams } from './multi-stream-append.js';
 
 /** What the decorator needs from the schema catalogue (shared/domain/event-schemas.ts). */
 export interface EventSchemas {
@@ -55,6 +57,25 @@ export class ValidatingEventStore implements EventStore {
     return this.inner.appendToStream(streamName, events, expected);
   }
 
+  /** An append with an invalid event is refused on its own (InvalidEventError); the others are written. */
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<Array<PromiseSettledResult<AppendResult>>> {
+    const outcomes: Array<PromiseSettledResult<AppendResult>> = new Array(appends.length);
+    const valid: StreamAppend[] = [];
+    const validAt: number[] = [];
+    for (const [i, append] of appends.entries()) {
+      try {
+        for (const event of append.events) this.check('append', append.streamName, event, event.metadata?.schemaVersion);
+        valid.push(append);
+        validAt.push(i);
+      } catch (error) {
+        outcomes[i] = { status: 'rejected', reason: error };
+      }
+    }
+    const written = await appendToStreams(this.inner, valid);
+    for (const [j, outcome] of written.entries()) outcomes[validAt[j]!] = outcome;
+    return outcomes;
+  }
+
   async readStreams(requests: readonly StreamRead[]): Promise<RecordedEvent[][]> {
     return (await this.inner.readStreams(requests)).map((events) => events.map((e) => this.onRead(e)));
   }
@@ -78,6 +99,10 @@ export class ValidatingEventStore implements EventStore {
 
   headPosition(): Promise<Position> {
     return this.inner.headPosition();
+  }
+
+  identity(): Promise<string> {
+    return this.inner.identity();
   }
 
   close(): Promise<void> {

@@ -24,7 +24,7 @@ import { createOrganization } from '../../command-service/organizations/create-o
 import { addFacility } from '../../command-service/facilities/add-facility.js';
 import { suspendFacility, resumeFacility, deactivateFacility } from '../../command-service/facilities/change-facility-status.js';
 import { addUser } from '../../command-service/users/add-user.js';
-import { requireComponent, tcpReachable } from '../support/components.js';
+import { eventStoreDbNode, requireComponent, waitForEventStoreDb } from '../support/components.js';
 import { migratedDatabase } from '../support/database.js';
 
 const noWatermark: ReadModelWatermark = { waitFor: async () => true, close: async () => undefined };
@@ -48,8 +48,8 @@ const adapters: Adapter[] = [
     create: () => createEventStoreDbEventStore(esdbUrl!),
     available: async () => {
       if (!esdbUrl) return { ok: false, how: 'EVENTSTORE_URL is not set' };
-      const [host, port] = (esdbUrl.replace(/^[a-z+]+:\/\//i, '').replace(/^[^@/]*@/, '').split(/[/?,]/)[0] ?? '').split(':');
-      return { ok: await tcpReachable(host || 'localhost', Number(port) || 2113, 2000), how: `EVENTSTORE_URL ${host}:${port}` };
+      const { host, port } = eventStoreDbNode(esdbUrl);
+      return { ok: await waitForEventStoreDb(esdbUrl, 30_000), how: `GET /health/live of EVENTSTORE_URL at ${host}:${port}` };
     },
   },
 ];

@@ -349,6 +349,22 @@ export function runEventStoreContract(name: string, factory: EventStoreFactory):
       });
     });
 
+    describe('identity', () => {
+      it('names the store, the same for every process over the same storage, and is no event a reader sees', async () => {
+        const head = await store.headPosition();
+        const identity = await store.identity(); // written now if this storage had none
+        expect(identity).to.match(/^(postgresql|eventstoredb):[0-9a-f-]{36}$/);
+        expect(await store.identity()).to.equal(identity);
+        expect(await (await open()).identity()).to.equal(identity);
+        const marker = uniqueStream();
+        await store.appendToStream(marker, [newEvent()], 'no_stream');
+        const after = await store.readAll({ after: head });
+        expect(after.some((e) => e.streamName === marker)).to.equal(true);
+        const id = identity.slice(identity.indexOf(':') + 1);
+        expect(after.filter((e) => JSON.stringify(e.data ?? null).includes(id)).map((e) => e.streamName)).to.deep.equal([]);
+      });
+    });
+
     describe('subscription to all', () => {
       it('delivers every event exactly once, in order, including those appended while it runs', async () => {
         const head = await store.headPosition();

@@ -1,16 +1,9 @@
 // Runs the contract against EventStoreDB when EVENTSTORE_URL names one (docker-compose, CI).
 import { createEventStoreDbEventStore } from '../../shared/event-store/eventstoredb-event-store.js';
-import { requireComponent, tcpReachable } from '../support/components.js';
+import { eventStoreDbNode, requireComponent, waitForEventStoreDb } from '../support/components.js';
 import { runEventStoreContract } from './contract.js';
 
 const url = process.env.EVENTSTORE_URL?.trim();
-
-/** host:port of the first node of an esdb:// connection string, without credentials. */
-function firstNode(connectionString: string): { host: string; port: number } {
-  const hosts = connectionString.replace(/^[a-z+]+:\/\//i, '').replace(/^[^@/]*@/, '').split(/[/?]/)[0] ?? '';
-  const [host, port] = (hosts.split(',')[0] ?? '').split(':');
-  return { host: host || 'localhost', port: Number(port) || 2113 };
-}
 
 describe('EventStoreDB event store', function () {
   if (!url) {
@@ -23,8 +16,10 @@ describe('EventStoreDB event store', function () {
   }
 
   before(async function () {
-    const { host, port } = firstNode(url);
-    requireComponent(this, 'EventStoreDB', await tcpReachable(host, port, 2000), `EVENTSTORE_URL at ${host}:${port}`);
+    this.timeout(40_000);
+    // The node's port accepts connections before the node serves: wait until it says it is live.
+    const { host, port } = eventStoreDbNode(url);
+    requireComponent(this, 'EventStoreDB', await waitForEventStoreDb(url, 30_000), `GET /health/live of EVENTSTORE_URL at ${host}:${port}`);
   });
 
   runEventStoreContract('EventStoreDB', async () => createEventStoreDbEventStore(url));

@@ -61,6 +61,7 @@ class RacingStore implements EventStore {
   readAll = (...args: Parameters<EventStore['readAll']>) => this.inner.readAll(...args);
   subscribeToAll = (...args: Parameters<EventStore['subscribeToAll']>) => this.inner.subscribeToAll(...args);
   headPosition = () => this.inner.headPosition();
+  identity = () => this.inner.identity();
   close = () => this.inner.close();
 }
 

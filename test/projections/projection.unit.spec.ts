@@ -142,8 +142,9 @@ describe('projection model', () => {
     const base = { projections: ['pass_list'], position: { commit: 1n, prepare: 1n }, head: { commit: 2n, prepare: 2n }, elapsedMs: 1000 };
     show({ ...base, phase: 'replaying', events: 1500, fraction: 0.5, eventsPerSecond: 1500 });
     show({ ...base, phase: 'done', events: 3000, fraction: 1, eventsPerSecond: 3000 });
-    expect(written[0]).to.contain('50.0%').and.contain('pass_list: 1,500 events, 1,500/s, replaying');
-    expect(written[1]).to.contain('100.0%').and.contain('3,000 events');
+    // A share of the log's position range (bytes in EventStoreDB), said to be one, beside the count of events.
+    expect(written[0]).to.contain('50.0% of the log by position').and.contain('pass_list: 1,500 events read, 1,500/s, replaying');
+    expect(written[1]).to.contain('100.0% of the log by position').and.contain('3,000 events read');
     expect(written.at(-1)).to.equal('\n');
   });
 });
