@@ -1,7 +1,6 @@
 // `npm start`: the whole service in one process on the embedded default. PostgreSQL is embedded
 // unless DATABASE_URL is set; the command and query apps share one port behind the in-process
 // gateway; the projections runner follows the event store in the same process.
-import http from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -13,6 +12,12 @@ import { ORG_SCOPES } from '../shared/domain/events.js';
 import type { CommandContext } from '../shared/event-store/command-handler.js';
 import { memoryRateLimitStore } from '../shared/http/rate-limit-store.js';
 import { mountGateway } from '../shared/http/gateway.js';
+import { openServiceServer } from '../shared/http/service-server.js';
+import { databaseCheck, eventStoreCheck, kafkaCheck } from '../shared/http/readiness.js';
+import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
+import { observeDeliveryOutcomes } from '../shared/metrics/delivery-metrics.js';
+import { observeLogLag } from '../projections/lag-metrics.js';
+import { mqttCheck, observeDoorGateway } from '../door-gateway/door-metrics.js';
 import { createCommandApp } from '../command-service/app.js';
 import { createQueryApp } from '../query-service/app.js';
 import { ProjectionRunner } from '../projections/runner.js';
@@ -74,13 +79,30 @@ async function seedDemo(runtime: Runtime, logger: Logger): Promise<DemoCredentia
   return { apiKey, adminEmail, adminPassword, clientId };
 }
 
-export async function startEmbedded(config: Config, logger: Logger) {
-  const runtime = await openRuntime(config, logger);
+export interface EmbeddedOptions {
+  /** Aborted when the process begins to stop while it starts: the port refuses connections at once. */
+  readonly stopping?: AbortSignal;
+}
+
+export async function startEmbedded(config: Config, logger: Logger, options: EmbeddedOptions = {}) {
+  // The port first: it answers 503 with Retry-After (and /healthz 200) while the rest starts, and
+  // the issuer is this server's address when PUBLIC_BASE_URL is not set (PORT=0).
+  const server = await openServiceServer({ host: config.host, port: config.port, timeouts: config.http, metricsToken: config.metricsToken, logger, name: 'guestpass' });
+  options.stopping?.addEventListener('abort', () => void server.close(), { once: true });
+  let runtime: Runtime;
+  try {
+    runtime = await openRuntime(config, logger);
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
   // What has started, stopped in reverse by stop() or when a later start-up step fails (a port
-  // in use, an unreachable broker): a failed start leaves nothing running.
+  // in use, an unreachable broker): a failed start leaves nothing running. The HTTP server stops
+  // first: it lets the requests under way finish while everything they use still runs.
   const started: Array<() => Promise<void>> = [() => runtime.close()];
   const stopStarted = async () => {
     let failure: unknown = null;
+    await server.close();
     for (const stop of started.splice(0).reverse()) {
       await stop().catch((error: unknown) => void (failure ??= error));
     }
@@ -103,18 +125,7 @@ export async function startEmbedded(config: Config, logger: Logger) {
     const doorPath = await startDoorPath({ store: runtime.store, knex: runtime.knex, config, logger });
     started.push(() => doorPath.stop());
 
-    // Listen first: the issuer is this server's address when PUBLIC_BASE_URL is not set (PORT=0).
-    const server = http.createServer();
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => resolve());
-    });
-    started.push(async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-    });
-    const address = server.address();
-    const baseUrl = defaultBaseUrl(config, typeof address === 'object' && address ? address.port : config.port);
+    const baseUrl = defaultBaseUrl(config, server.port);
     const oauth = await runtime.oauth(baseUrl);
     await oauth.signingKeys.current(); // the first start generates the signing key now, not on the first sign-in
 
@@ -139,7 +150,16 @@ export async function startEmbedded(config: Config, logger: Logger) {
       subjectKeys: runtime.deps.subjectKeys,
       contactHasher,
     });
-    server.on('request', mountGateway(commandApp, queryApp));
+    // /metrics: read-model and reactor lag, delivery outcomes, the door path, beside the HTTP metrics.
+    const metricsObservers = [
+      observeLogLag({ knex: runtime.knex, store: runtime.store }),
+      observeDeliveryOutcomes(runtime.knex),
+      observeDoorGateway(doorPath.gateway),
+    ];
+    started.push(async () => metricsObservers.forEach((stopObserving) => stopObserving()));
+    const checks = [databaseCheck(runtime.knex), eventStoreCheck(runtime.store), mqttCheck(doorPath.gateway)];
+    if (doorPath.bus instanceof KafkaPassBus) checks.push(kafkaCheck(doorPath.bus));
+    server.serve(mountGateway(commandApp, queryApp), checks);
 
     // Last, once nothing else can fail: the demo credentials are shown once and stored only as
     // hashes, and the next start sees a non-empty log and seeds nothing, so a start that failed
@@ -159,7 +179,27 @@ export async function startEmbedded(config: Config, logger: Logger) {
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'guestpass');
-  const service = await startEmbedded(config, logger);
+  // From the start: a signal while it starts closes the port at once, and stops the rest once started.
+  const stopping = new AbortController();
+  const starting = startEmbedded(config, logger, { stopping: stopping.signal });
+  onShutdownSignal((signal: string) => {
+    logger.info({ signal }, 'stopping');
+    stopping.abort();
+    starting
+      .then(
+        (service) => service.stop(),
+        () => undefined, // the failed start stopped what it had started; main() reports it
+      )
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'stop failed');
+          process.exit(1);
+        },
+      );
+  });
+  const service = await starting;
+  if (stopping.signal.aborted) return;
   process.stdout.write(`\nguestpass is running at ${service.baseUrl}\n`);
   process.stdout.write(`  OpenAPI: ${service.baseUrl}/api/v1/openapi.json\n`);
   if (service.demo) {
@@ -174,17 +214,6 @@ async function main(): Promise<void> {
   process.stdout.write(`  Pass delivery: ${service.delivery}; npx guestpass outbox list shows the latest\n`);
   process.stdout.write(`  Doors: MQTT ${service.doorPath.mqttUrl}; scan a QR value with npx guestpass door scan --facility ID --qr VALUE\n`);
   process.stdout.write('  Operator CLI: npx guestpass --help\n\n');
-  const shutdown = (signal: string) => {
-    logger.info({ signal }, 'stopping');
-    service.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'stop failed');
-        process.exit(1);
-      },
-    );
-  };
-  onShutdownSignal(shutdown);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

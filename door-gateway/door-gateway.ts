@@ -34,6 +34,7 @@ import {
   topics,
   type Ack,
   type Command,
+  type RemovalReason,
   type Status,
   type SyncChunk,
 } from './contract.js';
@@ -88,6 +89,8 @@ export interface AckObservation {
   readonly applied: boolean;
   /** From the event's recording to this acknowledgement; null when the change is not one we sent lately. */
   readonly latencyMs: number | null;
+  /** Why a `remove` was sent (`revoked` also stands for a check-out), when it is one we sent lately. */
+  readonly reason?: RemovalReason;
 }
 
 export interface GatewayStats {
@@ -104,6 +107,7 @@ interface Pending {
   readonly eventAt: number;
   readonly facilityId: number;
   readonly sentAt: number;
+  readonly reason?: RemovalReason;
 }
 
 const PENDING_TTL_MS = 10 * 60_000;
@@ -133,6 +137,8 @@ export class DoorGateway extends EventEmitter {
   private stopping = false;
   private releaseLeadership: (() => Promise<void>) | null = null;
   private readonly counters = { eventsApplied: 0, published: 0, acks: 0, resyncs: 0, accessForwarded: 0, reconciliations: 0, expired: 0 };
+  /** Batches of pass events being handled: when the bus accepted each one's oldest message. */
+  private readonly batchesUnderWay = new Set<{ readonly oldestAt: number }>();
 
   constructor(private readonly options: DoorGatewayOptions) {
     super();
@@ -142,6 +148,21 @@ export class DoorGateway extends EventEmitter {
 
   get stats(): GatewayStats {
     return { ...this.counters };
+  }
+
+  /**
+   * How long ago the bus accepted the oldest pass event this gateway is still handling (0 when it
+   * handles none): how far the doors are behind the bus.
+   */
+  lagMs(now = Date.now()): number {
+    let oldest = now;
+    for (const batch of this.batchesUnderWay) oldest = Math.min(oldest, batch.oldestAt);
+    return now - oldest;
+  }
+
+  /** True while the MQTT links the doors depend on are connected. */
+  get mqttConnected(): boolean {
+    return Boolean(this.link?.connected && this.monitor?.connected && (this.access === null || this.access.connected));
   }
 
   /**
@@ -253,6 +274,18 @@ export class DoorGateway extends EventEmitter {
   // Pass events -> allow-lists
 
   private async handlePassEvents(messages: readonly DeliveredMessage[], control: BatchControl): Promise<void> {
+    let oldestAt = Date.now();
+    for (const m of messages) if (Number.isFinite(m.timestamp) && m.timestamp < oldestAt) oldestAt = m.timestamp;
+    const batch = { oldestAt };
+    this.batchesUnderWay.add(batch);
+    try {
+      await this.applyPassEvents(messages, control);
+    } finally {
+      this.batchesUnderWay.delete(batch);
+    }
+  }
+
+  private async applyPassEvents(messages: readonly DeliveredMessage[], control: BatchControl): Promise<void> {
     const events: Array<{ envelope: PassEventEnvelope; credentialId: string }> = [];
     for (const m of messages) {
       try {
@@ -321,7 +354,12 @@ export class DoorGateway extends EventEmitter {
     // Keyed by the op too: an expiry removes at the version of the add it ends. Its latency counts
     // from the end of validity, as no event caused it.
     const cause = action.kind === 'remove' && action.reason === 'expired' ? r.validUntil : r.eventAt;
-    this.pending.set(`${r.credentialId}:${r.version}:${action.kind}`, { eventAt: Date.parse(cause), facilityId: r.facilityId, sentAt: Date.now() });
+    this.pending.set(`${r.credentialId}:${r.version}:${action.kind}`, {
+      eventAt: Date.parse(cause),
+      facilityId: r.facilityId,
+      sentAt: Date.now(),
+      ...(action.kind === 'remove' ? { reason: action.reason } : {}),
+    });
     const topic = topics.credential(r.facilityId, r.credentialId);
     if (action.kind === 'upsert') {
       this.counters.published++;
@@ -486,6 +524,7 @@ export class DoorGateway extends EventEmitter {
       op: ack.op,
       applied: ack.applied,
       latencyMs,
+      ...(pending?.reason ? { reason: pending.reason } : {}),
     };
     this.emit('ack', observation);
   }

@@ -13,6 +13,9 @@ import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
 import { DoorGateway } from './door-gateway.js';
 import { KnexDoorCredentialStore } from './credential-store.js';
 import { DoorAccessReactor } from './door-access-reactor.js';
+import { runService } from '../shared/http/serve.js';
+import { databaseCheck, eventStoreCheck, kafkaCheck } from '../shared/http/readiness.js';
+import { mqttCheck, observeDoorGateway } from './door-metrics.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -21,39 +24,60 @@ async function main(): Promise<void> {
   if (!config.mqttUrl) throw new ConfigError('MQTT_URL is required to run the door-gateway alone');
   if (!config.databaseUrl) throw new ConfigError('DATABASE_URL is required to run the door-gateway alone');
 
-  const knex = createKnex(config.databaseUrl, { max: 5 });
-  await migrateToLatest(knex);
-  const store = createEventStore({ databaseUrl: config.databaseUrl, eventStoreUrl: config.eventStoreUrl, schemas: eventSchemas });
-  const bus = new KafkaPassBus({
-    brokers: config.kafkaBrokers,
-    passTopicPartitions: config.kafkaPassTopicPartitions,
-    clientId: 'guestpass-door-gateway',
-    logger,
+  const databaseUrl = config.databaseUrl;
+  const mqttUrl = config.mqttUrl;
+  // Its port serves only /healthz, /readyz (database, event store, Kafka, MQTT) and /metrics (its
+  // lag behind the pass bus, revocation-to-door-ack latency). A standby answers 503 on /readyz.
+  await runService({ config, logger, name: 'door-gateway' }, async (_server, control) => {
+    const started: Array<() => Promise<void>> = [];
+    const close = async () => {
+      logger.info('door-gateway stopping');
+      const force = setTimeout(() => process.exit(1), 15_000);
+      force.unref();
+      for (const stop of started.splice(0).reverse()) await stop();
+    };
+    try {
+      const knex = createKnex(databaseUrl, { max: 5 });
+      started.push(() => knex.destroy());
+      await migrateToLatest(knex);
+      const store = createEventStore({ databaseUrl, eventStoreUrl: config.eventStoreUrl, schemas: eventSchemas, logger });
+      started.push(() => store.close());
+      const bus = new KafkaPassBus({
+        brokers: config.kafkaBrokers,
+        passTopicPartitions: config.kafkaPassTopicPartitions,
+        clientId: 'guestpass-door-gateway',
+        logger,
+      });
+      started.push(() => bus.close());
+      const gateway = new DoorGateway({ bus, store: new KnexDoorCredentialStore(knex), mqttUrl, logger });
+      started.push(() => gateway.stop());
+      // A standby waits here for its turn; a signal meanwhile ends the wait.
+      await untilAborted(gateway.start(), control.stopping);
+      const stopMetrics = observeDoorGateway(gateway);
+      started.push(async () => stopMetrics());
+
+      const reactor = new DoorAccessReactor({ bus, store, knex, logger });
+      await reactor.start();
+      started.push(() => reactor.stop());
+      // Restarted (compose's restart policy), it waits as a standby until it is the only active one again.
+      gateway.on('leadership-lost', () => control.stop('lost the active-gateway lock', 1));
+      return { app: null, checks: [databaseCheck(knex), eventStoreCheck(store), kafkaCheck(bus), mqttCheck(gateway)], close };
+    } catch (error) {
+      await close().catch(() => undefined);
+      throw error;
+    }
   });
-  const gateway = new DoorGateway({ bus, store: new KnexDoorCredentialStore(knex), mqttUrl: config.mqttUrl, logger });
-  await gateway.start();
+}
 
-  const reactor = new DoorAccessReactor({ bus, store, knex, logger });
-  await reactor.start();
-
-  let stopping = false;
-  const shutdown = async (signal: string, code = 0) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'door-gateway stopping');
-    const force = setTimeout(() => process.exit(1), 15_000);
-    force.unref();
-    await reactor.stop();
-    await gateway.stop();
-    await bus.close();
-    await store.close();
-    await knex.destroy();
-    process.exit(code);
-  };
-  // Restarted (compose's restart policy), it waits as a standby until it is the only active one again.
-  gateway.on('leadership-lost', () => void shutdown('lost the active-gateway lock', 1));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+/** `work`, or an AbortError as soon as `signal` is aborted. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  work.catch(() => undefined);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new DOMException('stopping', 'AbortError'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 main().catch((error) => {

@@ -4,7 +4,10 @@
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { openRuntime } from '../cli/runtime.js';
-import { onShutdownSignal } from '../shared/shutdown-signal.js';
+import { runService } from '../shared/http/serve.js';
+import { databaseCheck, eventStoreCheck, kafkaCheck, type ReadinessCheck } from '../shared/http/readiness.js';
+import { observeDeliveryOutcomes } from '../shared/metrics/delivery-metrics.js';
+import { observeLogLag } from './lag-metrics.js';
 import { ProjectionRunner } from './runner.js';
 import { PassEventForwarder } from './pass-event-forwarder.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
@@ -14,54 +17,59 @@ import { defaultBaseUrl } from '../cli/runtime.js';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'projections');
-  // DATABASE_URL, else the embedded server a running `npm start` recorded, else an embedded one;
-  // migrates, and builds the event store (createEventStore) and the subject key store.
-  const runtime = await openRuntime(config, logger);
-  const runner = new ProjectionRunner({
-    knex: runtime.knex,
-    store: runtime.store,
-    subjectKeys: runtime.deps.subjectKeys,
-    contactHasher: runtime.contactHasher, // the members' email and phone search hashes
-    logger,
-  });
-  await runner.start();
-  logger.info({ projections: runner.status().map((p) => p.name) }, 'projection runner started');
-  // With Kafka configured, this process also forwards pass events to it for the door-gateway.
-  // (Without it, the embedded runner forwards into its in-process bus itself.)
-  let forwarder: PassEventForwarder | null = null;
-  let bus: KafkaPassBus | null = null;
-  if (config.kafkaBrokers.length > 0) {
-    bus = new KafkaPassBus({
-      brokers: config.kafkaBrokers,
-      passTopicPartitions: config.kafkaPassTopicPartitions,
-      clientId: 'guestpass-forwarder',
-      logger,
-    });
-    forwarder = new PassEventForwarder({ store: runtime.store, knex: runtime.knex, bus, logger });
-    await forwarder.start();
-  }
-
-  // Pass delivery: the email and SMS of each new batch (SMTP_URL, SMS_*; else the outbox folder).
-  const baseUrl = defaultBaseUrl(config, config.port);
-  const delivery = await startConfiguredPassDelivery(runtime, config, { baseUrl, logger });
-  logger.info({ delivery: delivery.description }, 'pass delivery started');
-
-  // A second signal while draining exits at once; the batch in flight then rolls back.
-  onShutdownSignal((signal) => void stop(signal));
-  async function stop(signal: string): Promise<void> {
-    logger.info({ signal }, 'stopping: finishing the batch in flight');
+  // Its port serves only /healthz, /readyz and /metrics (read-model and reactor lag, delivery outcomes).
+  await runService({ config, logger, name: 'projections' }, async () => {
+    // What has started, stopped in reverse (the batch in flight finishes first); a failed start stops it too.
+    const started: Array<() => Promise<void>> = [];
+    const close = async () => {
+      for (const stop of started.splice(0).reverse()) await stop();
+    };
     try {
-      await delivery.stop();
-      await forwarder?.stop();
-      await bus?.close();
-      await runner.stop();
-      await runtime.close();
-      process.exit(0);
+      // DATABASE_URL, else the embedded server a running `npm start` recorded, else an embedded one;
+      // migrates, and builds the event store (createEventStore) and the subject key store.
+      const runtime = await openRuntime(config, logger);
+      started.push(() => runtime.close());
+      const runner = new ProjectionRunner({
+        knex: runtime.knex,
+        store: runtime.store,
+        subjectKeys: runtime.deps.subjectKeys,
+        contactHasher: runtime.contactHasher, // the members' email and phone search hashes
+        logger,
+      });
+      await runner.start();
+      started.push(() => runner.stop());
+      logger.info({ projections: runner.status().map((p) => p.name) }, 'projection runner started');
+      const checks: ReadinessCheck[] = [databaseCheck(runtime.knex), eventStoreCheck(runtime.store)];
+      // With Kafka configured, this process also forwards pass events to it for the door-gateway.
+      // (Without it, the embedded runner forwards into its in-process bus itself.)
+      if (config.kafkaBrokers.length > 0) {
+        const bus = new KafkaPassBus({
+          brokers: config.kafkaBrokers,
+          passTopicPartitions: config.kafkaPassTopicPartitions,
+          clientId: 'guestpass-forwarder',
+          logger,
+        });
+        started.push(() => bus.close());
+        const forwarder = new PassEventForwarder({ store: runtime.store, knex: runtime.knex, bus, logger });
+        await forwarder.start();
+        started.push(() => forwarder.stop());
+        checks.push(kafkaCheck(bus));
+      }
+
+      // Pass delivery: the email and SMS of each new batch (SMTP_URL, SMS_*; else the outbox folder).
+      const baseUrl = defaultBaseUrl(config, config.port);
+      const delivery = await startConfiguredPassDelivery(runtime, config, { baseUrl, logger });
+      started.push(() => delivery.stop());
+      logger.info({ delivery: delivery.description }, 'pass delivery started');
+
+      const metricsObservers = [observeLogLag({ knex: runtime.knex, store: runtime.store }), observeDeliveryOutcomes(runtime.knex)];
+      started.push(async () => metricsObservers.forEach((stop) => stop()));
+      return { app: null, checks, close };
     } catch (error) {
-      logger.error({ err: error }, 'error while stopping');
-      process.exit(1);
+      await close().catch((stopError: unknown) => logger.warn({ err: stopError }, 'stopping after a failed start failed'));
+      throw error;
     }
-  }
+  });
 }
 
 main().catch((error: unknown) => {

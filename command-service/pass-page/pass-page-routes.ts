@@ -23,6 +23,7 @@ import { passCalendar } from './pass-calendar.js';
 import { drawQrSvg, QrSvgCache } from './qr-svg.js';
 import { registerGuest } from './register-guest.js';
 import { seeOther, sendCalendar, sendPassPage } from './pass-page-response.js';
+import { countRateLimited } from '../../shared/metrics/http-metrics.js';
 
 /**
  * 60 requests a minute per source address for the three routes together (a guest opens the page
@@ -65,6 +66,7 @@ function passPageErrors(): HttpMiddleware {
       const token = ctx.params?.token as string | undefined;
       const back = isPassLinkToken(token) ? { href: passPagePaths(token).page, text: 'Back to your pass' } : undefined;
       if (error instanceof RateLimitedError) {
+        countRateLimited(error.policy);
         const retryAfter = Math.max(1, Math.ceil(error.retryAfterSeconds));
         ctx.set('Retry-After', String(retryAfter));
         const wait = retryAfter < 120 ? `${retryAfter} seconds` : `${Math.ceil(retryAfter / 60)} minutes`;

@@ -14,6 +14,7 @@
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { DomainError, InsufficientScopeError, InvalidTokenError, QuotaExceededError, RateLimitedError, ValidationError } from '../errors.js';
 import type { HttpContext, HttpMiddleware } from './http-state.js';
+import { countRateLimited } from '../metrics/http-metrics.js';
 import { InvalidClient, OAuthError, toOAuthErrorBody } from '../oauth/oauth-errors.js';
 
 export const BEARER_REALM = 'guestpass';
@@ -65,6 +66,7 @@ function renderDomainError(ctx: HttpContext, error: DomainError): void {
       requested: error.requested,
     };
   } else if (error instanceof RateLimitedError) {
+    countRateLimited(error.policy);
     const retryAfter = Math.max(1, Math.ceil(error.retryAfterSeconds));
     ctx.set('Retry-After', String(retryAfter));
     ctx.set(rateLimitHeaders({ policy: error.policy, limit: error.limit, windowSeconds: error.windowSeconds, remaining: 0, resetSeconds: retryAfter }));

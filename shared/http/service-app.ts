@@ -1,12 +1,14 @@
-// The front of every HTTP app, in the order a request meets it: request id and logging, the one
-// error renderer, security headers, the organization API's rate limit, then 404 for what no
-// route answers. Each service adds its routes after it.
+// The front of every HTTP app, in the order a request meets it: request id and logging, metrics
+// (count and latency by route template), the one error renderer, security headers, the
+// organization API's rate limit, then 404 for what no route answers. Each service adds its
+// routes after it.
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '../logger.js';
 import { requestId } from './request-id.js';
 import { requestLogger } from './request-logger.js';
 import { errorMiddleware } from './error-middleware.js';
+import { httpMetrics } from '../metrics/http-metrics.js';
 import { securityHeaders } from './security-headers.js';
 import { ORG_API_PREFIX, ORG_API_RATE_LIMIT, RateLimiter } from './rate-limit.js';
 import type { RateLimitStore } from './rate-limit-store.js';
@@ -28,6 +30,7 @@ export function createServiceApp({ logger, trustProxy, rateLimitStore, orgApiRat
   const app = new Koa<HttpState>();
   app.use(requestId());
   app.use(requestLogger(logger));
+  app.use(httpMetrics());
   app.use(errorMiddleware());
   app.use(securityHeaders({ https: publicBaseUrl?.startsWith('https://') ?? false }));
   app.use((orgApiRateLimiter ?? new RateLimiter('org-api', ORG_API_RATE_LIMIT, rateLimitStore)).middleware({ trustProxy, pathPrefix: ORG_API_PREFIX }));

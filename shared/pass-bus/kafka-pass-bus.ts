@@ -65,6 +65,8 @@ export class KafkaPassBus implements PassBus {
   readonly kind = 'kafka' as const;
   private readonly kafka: KafkaClient;
   private producer: Promise<Producer> | null = null;
+  /** The admin connection readiness probes use (checkConnection), kept between probes. */
+  private probe: Promise<Admin> | null = null;
   private readonly consumers = new Set<KafkaMember>();
   private closed = false;
 
@@ -185,9 +187,35 @@ export class KafkaPassBus implements PassBus {
     return member;
   }
 
+  /** Resolves once a broker answered a metadata request: for /readyz. */
+  async checkConnection(): Promise<void> {
+    if (this.closed) throw new BusClosedError();
+    if (!this.probe) {
+      const admin = this.kafka.admin({ retry: { retries: 0 } });
+      const connecting = admin.connect().then(() => admin);
+      this.probe = connecting;
+      connecting.catch(() => {
+        if (this.probe === connecting) this.probe = null;
+      });
+    }
+    const probe = this.probe;
+    const admin = await probe;
+    try {
+      await admin.describeCluster();
+    } catch (error) {
+      // Connect afresh on the next probe.
+      if (this.probe === probe) this.probe = null;
+      void admin.disconnect().catch(() => undefined);
+      throw error;
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const probe = this.probe;
+    this.probe = null;
+    if (probe) await probe.then((admin) => admin.disconnect()).catch(() => undefined);
     await Promise.all([...this.consumers].map((c) => c.stop()));
     const producer = this.producer;
     this.producer = null;

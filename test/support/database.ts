@@ -12,6 +12,10 @@ import { migrateToLatest } from '../../shared/db/migrate.js';
 let server: Promise<{ url: string; embedded: EmbeddedServer | null; dir: string | null }> | null = null;
 const created: string[] = [];
 
+/**
+ * The run's server, started once. A server that cannot start fails every suite that asks for a
+ * database at once, with the same one-line cause (startEmbeddedPostgres never hangs).
+ */
 function startServer() {
   server ??= (async () => {
     const external = process.env.DATABASE_URL?.trim();
@@ -45,7 +49,10 @@ export async function freshDatabase(label = 'db'): Promise<string> {
 
 export async function stopTestDatabases(): Promise<void> {
   if (!server) return;
-  const { url, embedded, dir } = await server;
+  const started = await server.catch(() => null);
+  server = null;
+  if (!started) return; // it never started: the suites that needed it failed saying why
+  const { url, embedded, dir } = started;
   if (embedded) {
     await embedded.stop();
     if (dir) await rm(dir, { recursive: true, force: true });

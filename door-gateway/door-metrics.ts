@@ -1,0 +1,44 @@
+// The door path's metrics: how far the door-gateway is behind the pass bus, and how long a
+// revocation takes from its event to each door controller's acknowledgement. Also what /readyz
+// asks of the gateway (its MQTT links up).
+import { Gauge, Histogram } from 'prom-client';
+import { metricsRegistry, onScrape } from '../shared/metrics/registry.js';
+import type { ReadinessCheck } from '../shared/http/readiness.js';
+import type { AckObservation, DoorGateway } from './door-gateway.js';
+
+const gatewayLag = new Gauge({
+  name: 'guestpass_door_gateway_lag_seconds',
+  help: 'Age of the oldest pass event the door-gateway is still handling (since the pass bus accepted it); 0 when it is caught up.',
+  registers: [metricsRegistry],
+});
+
+const revocationAck = new Histogram({
+  name: 'guestpass_revocation_door_ack_seconds',
+  help: "Time from a revocation (or check-out) event's recording to a door controller's acknowledgement of the removal.",
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+  registers: [metricsRegistry],
+});
+
+/** Records the gateway's metrics until the returned function is called. */
+export function observeDoorGateway(gateway: DoorGateway): () => void {
+  const onAck = (ack: AckObservation) => {
+    if (ack.op === 'remove' && ack.reason === 'revoked' && ack.latencyMs !== null) revocationAck.observe(Math.max(0, ack.latencyMs) / 1000);
+  };
+  gateway.on('ack', onAck);
+  const stopScraping = onScrape(async () => gatewayLag.set(gateway.lagMs() / 1000));
+  return () => {
+    gateway.off('ack', onAck);
+    stopScraping();
+    gatewayLag.set(0);
+  };
+}
+
+/** The gateway's MQTT links (credentials out, acknowledgements in) are connected. */
+export function mqttCheck(gateway: DoorGateway): ReadinessCheck {
+  return {
+    name: 'mqtt',
+    check: async () => {
+      if (!gateway.mqttConnected) throw new Error('the MQTT broker is not connected');
+    },
+  };
+}
