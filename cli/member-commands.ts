@@ -15,6 +15,7 @@ import { eraseMember } from '../command-service/members/erase-member.js';
 import { importMembers, type ImportCounts } from '../command-service/members/import-members.js';
 import { ProgressBar } from '../projections/progress-bar.js';
 import type { Runtime } from './runtime.js';
+import { withModestHeapGrowth } from './heap-growth.js';
 import { integerArg, noPositionals, optional, parse, required, UsageError, type Options } from './cli-args.js';
 
 export const MEMBER_USAGE = `  member add --org ORG --first-name F --last-name L [--email E] [--phone P] [--job-title T] [--department D] [--external-id X]
@@ -159,18 +160,20 @@ async function importCommand(runtime: Runtime, args: string[], kit: MemberComman
   });
   const errors: Array<{ row: number; message: string }> = [];
   const startedAt = Date.now();
-  const report = await kit.write(runtime, (ctx) =>
-    importMembers(runtime.deps, { orgId, lines: lines() }, ctx, {
-      onProgress: bar ? (counts) => bar.update(progress(counts)) : undefined,
-      onRowError: (row, message) => {
-        if (kit.json) {
-          if (errors.length < MAX_JSON_ERRORS) errors.push({ row, message });
-          return;
-        }
-        // On a terminal, over the bar's line (it is drawn again with the next chunk).
-        kit.err(`${tty ? '\r\x1b[K' : ''}row ${row}: ${message}`);
-      },
-    }),
+  const report = await withModestHeapGrowth(() =>
+    kit.write(runtime, (ctx) =>
+      importMembers(runtime.deps, { orgId, lines: lines() }, ctx, {
+        onProgress: bar ? (counts) => bar.update(progress(counts)) : undefined,
+        onRowError: (row, message) => {
+          if (kit.json) {
+            if (errors.length < MAX_JSON_ERRORS) errors.push({ row, message });
+            return;
+          }
+          // On a terminal, over the bar's line (it is drawn again with the next chunk).
+          kit.err(`${tty ? '\r\x1b[K' : ''}row ${row}: ${message}`);
+        },
+      }),
+    ),
   );
   bar?.finish(progress(report));
   const seconds = (Date.now() - startedAt) / 1000;

@@ -1,7 +1,8 @@
 // Where the door-gateway keeps its records (tables of migrations 004 and 007), and the lock that
 // makes it the deployment's one active gateway: PostgreSQL.
 import type { Knex } from 'knex';
-import { holdSessionLock, SESSION_LOCKS } from '../shared/db/session-lock.js';
+import { SESSION_LOCKS } from '../shared/db/session-lock.js';
+import { holdLeadershipLock } from './leadership-lock.js';
 import type { CredentialRecord } from './credential-state.js';
 
 export interface AckRecord {
@@ -35,8 +36,9 @@ export interface DoorCredentialStore {
   /**
    * Waits until this is the one active gateway of the deployment, and holds that until the
    * returned release is called; `onLost` hears it if it is lost before (the connection broke).
+   * Aborting `signal` gives up waiting.
    */
-  holdLeadership(onLost: (error: Error) => void): Promise<() => Promise<void>>;
+  holdLeadership(onLost: (error: Error) => void, signal?: AbortSignal): Promise<() => Promise<void>>;
 }
 
 interface CredentialRow {
@@ -90,12 +92,16 @@ function toRow(r: CredentialRecord) {
 }
 
 export class KnexDoorCredentialStore implements DoorCredentialStore {
-  constructor(private readonly knex: Knex) {}
+  constructor(
+    private readonly knex: Knex,
+    /** How often a standby asks for the lock (leadership-lock.ts; default 1 s). */
+    private readonly leadershipPollMs?: number,
+  ) {}
 
-  // A session lock: PostgreSQL releases it when the holder's process dies, so a standby gateway
-  // waiting here takes over.
-  holdLeadership(onLost: (error: Error) => void): Promise<() => Promise<void>> {
-    return holdSessionLock(this.knex, SESSION_LOCKS.doorGateway, onLost);
+  // A session lock: PostgreSQL releases it when the holder's process dies, and a standby gateway
+  // asking here takes over (leadership-lock.ts).
+  holdLeadership(onLost: (error: Error) => void, signal?: AbortSignal): Promise<() => Promise<void>> {
+    return holdLeadershipLock(this.knex, SESSION_LOCKS.doorGateway, onLost, { pollMs: this.leadershipPollMs, signal });
   }
 
   async load(credentialIds: readonly string[]): Promise<Map<string, CredentialRecord>> {

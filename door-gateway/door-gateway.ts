@@ -136,6 +136,8 @@ export class DoorGateway extends EventEmitter {
   private linkReady: Promise<void> = Promise.resolve();
   private stopping = false;
   private releaseLeadership: (() => Promise<void>) | null = null;
+  /** Aborted by stop(): a standby stops waiting for its turn. */
+  private readonly waiting = new AbortController();
   private readonly counters = { eventsApplied: 0, published: 0, acks: 0, resyncs: 0, accessForwarded: 0, reconciliations: 0, expired: 0 };
   /** Batches of pass events being handled: when the bus accepted each one's oldest message. */
   private readonly batchesUnderWay = new Set<{ readonly oldestAt: number }>();
@@ -177,7 +179,7 @@ export class DoorGateway extends EventEmitter {
       if (this.stopping) return;
       this.log.error({ err: error }, 'door-gateway lost its lock on being the only active one; stopping');
       void this.stop().finally(() => this.emit('leadership-lost', error));
-    });
+    }, this.waiting.signal);
     for (const record of await this.options.store.loadActive()) this.lists.set(record);
     const base = this.options.clientId ?? `guestpass-door-gateway-${hostname()}`.replace(/[^A-Za-z0-9_.-]/g, '-');
     const timeout = this.options.connectTimeoutMs ?? 60_000;
@@ -254,6 +256,7 @@ export class DoorGateway extends EventEmitter {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    this.waiting.abort(new Error('the door-gateway stopped before it was the active one'));
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     for (const t of this.lagging.values()) clearTimeout(t);
@@ -301,6 +304,17 @@ export class DoorGateway extends EventEmitter {
     if (events.length === 0) return;
     const sends = await this.exclusive(async () => {
       const current = await this.options.store.load([...new Set(events.map((e) => e.credentialId))]);
+      // The records are the truth, the lists a copy. A gateway that took over from a killed one
+      // loaded its lists while the dead one's last write could still land (PostgreSQL finishes a
+      // statement whose client died), and a write may land while its answer is lost; either
+      // batch comes again, its records already at its versions. Bring the lists to the records
+      // first, or a resync would undo them at the doors (test/door/gateway-takeover.int.spec.ts).
+      for (const record of current.values()) {
+        const held = this.lists.get(record.facilityId, record.credentialId);
+        if (record.state === 'active' ? held?.version === record.version : held === undefined) continue;
+        this.log.warn({ credentialId: record.credentialId, version: record.version, state: record.state }, 'allow-list behind its record; brought up to it');
+        this.lists.set(record);
+      }
       const changed = new Map<string, CredentialRecord>();
       // Only the last action per credential matters: it carries the newest version and state.
       const actions = new Map<string, LinkAction>();

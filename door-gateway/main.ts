@@ -47,6 +47,9 @@ async function main(): Promise<void> {
         passTopicPartitions: config.kafkaPassTopicPartitions,
         clientId: 'guestpass-door-gateway',
         logger,
+        // The broker's minimum: a standby that took over from a killed gateway gets its partitions
+        // once the dead member's session ends, so this bounds the takeover (about 7 s in all).
+        sessionTimeoutMs: 6000,
       });
       started.push(() => bus.close());
       const gateway = new DoorGateway({ bus, store: new KnexDoorCredentialStore(knex), mqttUrl, logger });

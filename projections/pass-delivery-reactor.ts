@@ -1,34 +1,41 @@
-// The pass delivery reactor's first half: follows the event store from its own checkpoint and,
-// for each new batch of passes (a PassCreated with a pass page), puts the batch on the delivery
-// work list (pass_delivery_jobs) in the same transaction that moves its checkpoint, so every
-// batch is scheduled exactly once, whatever crashes. The worker (pass-delivery-worker.ts) sends.
+// The pass delivery reactor's first half, the work list (pass_delivery_jobs), kept by the
+// projection runner as a TransactionalReactor (reactor.ts): its rows are written with the batch's
+// read-model writes and the list's checkpoint (forwarder_checkpoints, name `pass-delivery`) in
+// one transaction, from events the runner has read and checked anyway, so nothing is missed or
+// done twice whatever crashes:
 //
-// Batches from before the pass page existed (passLinkHash null) are never scheduled, so the
-// first start may begin at the start of the log. A replay (a checkpoint reset) schedules known
-// batches again at most: ON CONFLICT leaves their rows alone, and the worker sends nothing for a
-// batch whose delivery stream says it is settled.
-import type { Knex } from 'knex';
-import type { Logger } from '../shared/logger.js';
+// - a new batch of passes (a PassCreated with a pass page) goes on the list, due now;
+// - a batch's recorded outcomes (PassDeliverySucceeded / PassDeliveryFailed, the events of one
+//   round of attempts sharing one occurredAt) take it off the list (done), or make it due again
+//   after the pause its transient failure calls for (about 1 s, 10 s, 1 min, 10 min, 1 h).
+//
+// The worker (pass-delivery-worker.ts) sends and records; it writes the list itself only where
+// no event says what became of a batch. The same transaction NOTIFYs `pass_delivery_due` (new
+// work, for the workers of other processes; this process's are told directly, onWorkList) and
+// `pass_delivery` with the ids of the batches whose outcomes it took in (for the creates waiting
+// on them in every process, and for the workers holding them).
+//
+// Batches from before the pass page existed (passLinkHash null) are never put on the list, so the
+// first start may begin at the start of the log. A replay (a checkpoint reset) puts known batches
+// on the list again at most: ON CONFLICT leaves their rows alone, the outcomes replayed after
+// them take them off again, and the worker sends nothing for a batch whose delivery stream says
+// it is settled.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import type { PassCreated } from '../shared/domain/events.js';
-import { comparePositions, START, type EventStore, type Position, type RecordedEvent, type Subscription } from '../shared/event-store/event-store.js';
-import { followFromCheckpoint, writeReactorCheckpoint } from './reactor-checkpoints.js';
-import { StoppableRetry, type RetryOptions } from './stoppable-retry.js';
-import type { Reactor } from './reactor.js';
+import type { PassDeliveryFailed, PassDeliverySucceeded } from '../shared/domain/delivery-events.js';
+import { nextAttemptAt } from '../shared/domain/delivery-plan.js';
+import type { RecordedEvent } from '../shared/event-store/event-store.js';
+import { DELIVERY_NOTIFY_CHANNEL, encodeDeliveryNotifications } from '../shared/delivery/delivery-outcomes.js';
+import type { TransactionalReactor } from './reactor.js';
 
 export const PASS_DELIVERY_REACTOR = 'pass-delivery';
-const CHECKPOINT_INTERVAL_MS = 1000;
+/** NOTIFYed when jobs were put on the list; the payload names the process whose runner did (SCHEDULING_PROCESS). */
+export const DELIVERY_DUE_CHANNEL = 'pass_delivery_due';
+/** This process, as DELIVERY_DUE_CHANNEL's payload names it: its own workers were told directly. */
+export const SCHEDULING_PROCESS = randomUUID();
 
-export interface PassDeliveryReactorOptions {
-  readonly store: EventStore;
-  readonly knex: Knex;
-  readonly logger?: Logger;
-  /** Told after each committed batch that scheduled work (the in-process worker starts at once). */
-  readonly onScheduled?: () => void;
-  readonly batchSize?: number;
-  readonly retry?: RetryOptions;
-}
-
-/** A row of pass_delivery_jobs as the reactor writes it. */
+/** A row of pass_delivery_jobs as the list is given it. */
 export interface JobRow {
   batch_id: string;
   org_id: number;
@@ -38,6 +45,29 @@ export interface JobRow {
   event_id: string;
   correlation_id: string;
   next_attempt_at: Date;
+}
+
+/** What becomes of a batch's row: done, or due again at a time (null keeps the row's). */
+export interface JobUpdate {
+  readonly batch_id: string;
+  readonly done: boolean;
+  readonly next_attempt_at: Date | null;
+}
+
+/** What a runner of this process changed on the list, told right after its commit. */
+export interface WorkListChange {
+  /** Batches put on the list. */
+  readonly scheduled: number;
+  /** Batches whose recorded outcomes the list took in. */
+  readonly settledIds: readonly string[];
+}
+
+const listeners = new Set<(change: WorkListChange) => void>();
+
+/** Calls `listener` after each commit of a runner of this process that changed the list; returns the unsubscribe function. */
+export function onWorkList(listener: (change: WorkListChange) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
 }
 
 /** The work-list rows for the new batches among `events` (one per batch, its first PassCreated). */
@@ -59,66 +89,72 @@ export function deliveryJobsOf(events: readonly RecordedEvent[], now: Date): Job
   return [...jobs.values()];
 }
 
-function asInsert(job: JobRow): Record<string, unknown> {
-  return { ...job, pass: JSON.stringify(job.pass) };
-}
-
-export class PassDeliveryReactor implements Reactor {
-  readonly name = PASS_DELIVERY_REACTOR;
-  readonly handles = ['PassCreated'] as const;
-  private subscription: Subscription | null = null;
-  private readonly retry: StoppableRetry;
-  private position: Position = START;
-  private checkpointedAt = 0;
-
-  constructor(private readonly options: PassDeliveryReactorOptions) {
-    this.retry = new StoppableRetry('pass delivery reactor', options.logger, options.retry);
-  }
-
-  async start(): Promise<void> {
-    if (this.subscription) throw new Error('pass delivery reactor already started');
-    ({ position: this.position, subscription: this.subscription } = await followFromCheckpoint({
-      ...this.options,
-      name: this.name,
-      retry: this.retry,
-      batchSize: this.options.batchSize ?? 500,
-      onEvents: (events) => this.handleBatch(events),
-    }));
-  }
-
-  async stop(): Promise<void> {
-    this.retry.stop();
-    const subscription = this.subscription;
-    this.subscription = null;
-    await subscription?.stop();
-  }
-
-  /** Reactor seam (reactor.ts): schedules a batch's deliveries; resolves once they are on the work list. */
-  async react(events: readonly RecordedEvent[]): Promise<void> {
-    const jobs = deliveryJobsOf(events, new Date());
-    if (jobs.length > 0) await this.options.knex('pass_delivery_jobs').insert(jobs.map(asInsert)).onConflict('batch_id').ignore();
-  }
-
-  private async handleBatch(events: readonly RecordedEvent[]): Promise<void> {
-    const last = events.at(-1);
-    if (!last || comparePositions(last.position, this.position) <= 0) return;
-    const fresh = events.filter((e) => comparePositions(e.position, this.position) > 0);
-    const jobs = deliveryJobsOf(fresh, new Date());
-    // Most of the log schedules nothing (sign-ins, deliveries' own outcomes): such batches move
-    // the position in memory and store it at most every CHECKPOINT_INTERVAL_MS. A crash before
-    // then reads them again, which schedules nothing either.
-    if (jobs.length === 0 && Date.now() - this.checkpointedAt < CHECKPOINT_INTERVAL_MS) {
-      this.position = last.position;
-      return;
+/**
+ * What the outcomes among `events` say of their batches' rows, from each batch's last round (the
+ * events of one append share their occurredAt): a transient failure makes the batch due again
+ * after its pause; a round without one leaves nothing to do (every channel it tried is settled,
+ * and the worker tries every pending channel the guest gave an address for).
+ */
+export function jobUpdatesOf(events: readonly RecordedEvent[]): JobUpdate[] {
+  const rounds = new Map<string, { at: string; retryAt: Date | null }>();
+  for (const event of events) {
+    if (event.type !== 'PassDeliverySucceeded' && event.type !== 'PassDeliveryFailed') continue;
+    const data = event.data as PassDeliverySucceeded['data'] | PassDeliveryFailed['data'];
+    const at = event.metadata.occurredAt;
+    let round = rounds.get(data.batchId);
+    if (!round || round.at !== at) rounds.set(data.batchId, (round = { at, retryAt: null }));
+    if (event.type === 'PassDeliveryFailed' && !(data as PassDeliveryFailed['data']).final) {
+      const retryAt = nextAttemptAt(data.attempt, new Date(at));
+      if (!round.retryAt || retryAt > round.retryAt) round.retryAt = retryAt;
     }
-    await this.retry.run('schedule', () =>
-      this.options.knex.transaction(async (trx) => {
-        if (jobs.length > 0) await trx('pass_delivery_jobs').insert(jobs.map(asInsert)).onConflict('batch_id').ignore();
-        await writeReactorCheckpoint(trx, this.name, last.position, jobs.length);
-      }),
-    );
-    this.position = last.position;
-    this.checkpointedAt = Date.now();
-    if (jobs.length > 0) this.options.onScheduled?.();
   }
+  return [...rounds].map(([batch_id, round]) => ({ batch_id, done: round.retryAt === null, next_attempt_at: round.retryAt }));
 }
+
+/** One INSERT for all the jobs, values inlined as one JSON literal (the runner's batch takes no parameters). */
+export function insertJobsStatement(jobs: readonly JobRow[]): string {
+  const json = JSON.stringify(jobs.map((j) => ({ ...j, next_attempt_at: j.next_attempt_at.toISOString() })));
+  return `INSERT INTO pass_delivery_jobs (batch_id, org_id, pass, event_id, correlation_id, next_attempt_at)
+     SELECT batch_id, org_id, pass, event_id, correlation_id, next_attempt_at
+     FROM json_to_recordset(${pg.escapeLiteral(json)}::json)
+       AS j(batch_id text, org_id bigint, pass jsonb, event_id uuid, correlation_id text, next_attempt_at timestamptz)
+     ON CONFLICT (batch_id) DO NOTHING`;
+}
+
+/** One UPDATE for all the rows; a row once done stays done (a replayed older round does not revive it). */
+export function updateJobsStatement(updates: readonly JobUpdate[]): string {
+  const json = JSON.stringify(updates.map((u) => ({ ...u, next_attempt_at: u.next_attempt_at?.toISOString() ?? null })));
+  return `UPDATE pass_delivery_jobs AS j
+     SET done = j.done OR u.done,
+         next_attempt_at = CASE WHEN j.done OR u.done THEN j.next_attempt_at ELSE coalesce(u.next_attempt_at, j.next_attempt_at) END,
+         updated_at = now()
+     FROM json_to_recordset(${pg.escapeLiteral(json)}::json) AS u(batch_id text, done boolean, next_attempt_at timestamptz)
+     WHERE j.batch_id = u.batch_id`;
+}
+
+function notify(channel: string, payload: string): string {
+  return `SELECT pg_notify(${pg.escapeLiteral(channel)}, ${pg.escapeLiteral(payload)})`;
+}
+
+export const passDeliveryScheduler: TransactionalReactor = {
+  name: PASS_DELIVERY_REACTOR,
+  handles: ['PassCreated', 'PassDeliverySucceeded', 'PassDeliveryFailed'],
+  statements(events) {
+    const jobs = deliveryJobsOf(events, new Date());
+    const updates = jobUpdatesOf(events);
+    if (jobs.length === 0 && updates.length === 0) return { statements: [], acted: 0 };
+    const settledIds = updates.map((u) => u.batch_id);
+    const statements = [
+      ...(jobs.length > 0 ? [insertJobsStatement(jobs), notify(DELIVERY_DUE_CHANNEL, SCHEDULING_PROCESS)] : []),
+      ...(updates.length > 0 ? [updateJobsStatement(updates), ...encodeDeliveryNotifications(settledIds).map((ids) => notify(DELIVERY_NOTIFY_CHANNEL, ids))] : []),
+    ];
+    const change: WorkListChange = { scheduled: jobs.length, settledIds };
+    return {
+      statements,
+      acted: jobs.length + updates.length,
+      committed: () => {
+        for (const listener of [...listeners]) listener(change);
+      },
+    };
+  },
+};

@@ -11,16 +11,31 @@
 // outcome is recorded is never sent again (nor on a replay or a rebuild). Only a crash between
 // the provider's acceptance and the recording sends that one message again, with the same
 // Message-ID / idempotency key for the receiver to drop.
+//
+// Work is done in rounds, so that its cost does not grow with the number of batches: one round
+// trip on the worker's connection lets go of the batches finished since the last round and locks
+// the next due ones; one read fetches the delivery streams of all the batches a round took, one
+// key-store query their keys. Each batch then sends and records on its own (a batch waiting on a
+// slow provider holds up no other), and the outcomes recorded in the same turn go to the store as
+// one append (its group commit). The work list learns of a recorded outcome from the log: the
+// projection runner takes the batch off it, or makes it due again after its pause, in its own
+// transaction (pass-delivery-reactor.ts), and only then does the worker let go of the batch's lock
+// (told directly by a runner of this process, or by its NOTIFY). So the worker writes no row on
+// the way of a delivery (a write transaction of its own would also hold back the PostgreSQL event
+// store's readers while it runs); it writes the list itself only where no event says what became
+// of a batch (nothing left to do, an outcome it could not record, a pause not waited out yet).
+// Whoever looks at a batch, its retries wait out their pauses, as the log's times say.
 import type { Knex } from 'knex';
-import type pg from 'pg';
+import pg from 'pg';
 import type { Logger } from '../shared/logger.js';
 import { fold } from '../shared/domain/decider.js';
 import { streams, type GuestDetails, type PassCreated } from '../shared/domain/events.js';
-import { passDeliveryDecider, type DeliveryOutcome } from '../shared/domain/pass-delivery-decider.js';
+import { passDeliveryDecider, type DeliveryOutcome, type PassDeliveryState } from '../shared/domain/pass-delivery-decider.js';
 import { isLastAttempt, nextAttemptAt, planDelivery, type PlannedStep } from '../shared/domain/delivery-plan.js';
+import type { PassDeliveryFailed } from '../shared/domain/delivery-events.js';
 import type { CommandHandler, CommandContext } from '../shared/event-store/command-handler.js';
-import type { EventStore } from '../shared/event-store/event-store.js';
-import type { JobRow } from './pass-delivery-reactor.js';
+import type { EventStore, RecordedEvent } from '../shared/event-store/event-store.js';
+import { DELIVERY_DUE_CHANNEL, onWorkList, SCHEDULING_PROCESS, updateJobsStatement, type JobRow, type JobUpdate } from './pass-delivery-reactor.js';
 import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
 import { open } from '../shared/crypto/sealed-box.js';
 import { READ_MODELS } from '../shared/db/read-models.js';
@@ -43,13 +58,38 @@ export interface PassDeliveryWorkerOptions {
   readonly onRecorded?: (batchId: string, report: DeliveryReport) => void;
   /** How often the work list is looked at when nothing woke the worker (default 1000 ms). */
   readonly pollIntervalMs?: number;
-  /** Batches worked on at once (default 32). */
+  /** Batches worked on at once (default 64). */
   readonly concurrency?: number;
   /** Test seam: the clock. */
   readonly now?: () => Date;
 }
 
 type DueJob = Pick<JobRow, 'batch_id' | 'pass' | 'event_id' | 'correlation_id'>;
+
+/** A batch this worker is done with (for now): the next round lets go of it, writing its row first when `update` says how. */
+interface Finished {
+  readonly batchId: string;
+  readonly update: JobUpdate | null;
+}
+
+/** What became of a batch in hand. */
+type Delivered =
+  /** An outcome was recorded: held until the work list has taken it in. */
+  | { readonly kind: 'recorded' }
+  /** Nothing recorded (nothing to do, a pause not waited out, a recording that failed): the row says what next. */
+  | { readonly kind: 'finished'; readonly update: JobUpdate | null };
+
+/** A claimed batch with what its round read for it. */
+interface Prepared {
+  readonly job: DueJob;
+  /** The batch's delivery stream as read before sending. */
+  readonly events: readonly RecordedEvent[];
+  readonly state: PassDeliveryState;
+  readonly revision: number | 'no_stream';
+  /** null when the batch's key is gone (erased). */
+  readonly key: Buffer | null;
+  readonly facilityName: string;
+}
 
 /** How long a facility's name is taken as known (a rename shows in messages after this). */
 const FACILITY_NAME_TTL_MS = 60_000;
@@ -60,18 +100,30 @@ const RECORD_FAILURE_PAUSE_MS = 60_000;
 /** Namespace of the advisory locks on batches (the second key is the batch id's hashtext). */
 const BATCH_LOCK_SPACE = 7_302_517;
 
+/**
+ * How long a batch whose outcome was recorded is held for the work list to take it in. Past it
+ * (no runner is running) its lock goes anyway: whoever takes the batch next reads the outcome
+ * and waits out any pause it calls for.
+ */
+const WORK_LIST_WAIT_MS = 10_000;
+
 export class PassDeliveryWorker {
   private lockClient: pg.Client | null = null;
   private lockQueue: Promise<void> = Promise.resolve();
-  /** Batches done, their locks still held until the next round lets go of them. */
-  private readonly toRelease: string[] = [];
+  /** Batches done with, their rows and locks seen to by the next round. */
+  private readonly finished: Finished[] = [];
   private readonly facilityNames = new Map<number, { readonly name: string; readonly until: number }>();
-  /** Batches being worked on, by id. */
+  /** Batches in hand (locked), by id, until the round after they finish. */
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** Batches whose outcome was recorded, held (locked) until the work list takes it in: since when. */
+  private readonly awaiting = new Map<string, number>();
+  /** Batches in hand whose outcome the work list took in before they were done here. */
+  private readonly takenIn = new Set<string>();
   private running: Promise<void> | null = null;
   private stopping = false;
   private wake: (() => void) | null = null;
   private wanted = false;
+  private unlisten: (() => void) | null = null;
   private readonly now: () => Date;
 
   constructor(private readonly options: PassDeliveryWorkerOptions) {
@@ -80,44 +132,57 @@ export class PassDeliveryWorker {
 
   start(): void {
     if (this.running) throw new Error('pass delivery worker already started');
+    // A runner of this process tells of changes to the work list directly; other processes' by NOTIFY.
+    this.unlisten = onWorkList((change) => {
+      this.takenInByList(change.settledIds);
+      if (change.scheduled > 0) this.poke();
+    });
     this.running = this.loop();
   }
 
-  /** Looks at the work list now (new work was scheduled in this process). */
+  /** Looks at the work list now (new work was scheduled, or a batch finished). */
   poke(): void {
     this.wanted = true;
     this.wake?.();
   }
 
-  /** Finishes the batches in hand, then lets go of its locks. */
+  /** Finishes the batches in hand, records what became of them, then lets go of its locks. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.unlisten?.();
     this.wake?.();
     await this.running;
     this.running = null;
     await Promise.all(this.inFlight.values());
+    // The ones still waiting for the work list go too: the next worker reads their outcomes.
+    for (const batchId of this.awaiting.keys()) this.finished.push({ batchId, update: null });
+    this.awaiting.clear();
+    if (this.finished.length > 0) {
+      await this.round(0).catch((error: unknown) => this.options.logger?.warn({ err: error }, 'pass delivery worker: cannot record the last batches; they come due again'));
+    }
     await this.dropLockClient();
   }
 
   /**
-   * Claims due batches while it has room (a batch that waits on a slow provider holds up no
-   * other), then sleeps until poked, until a batch ends, or for the poll interval.
+   * Runs rounds while there is work and room (a batch that waits on a slow provider holds up no
+   * other), then sleeps until poked (scheduled work, a batch finished), or for the poll interval.
    */
   private async loop(): Promise<void> {
-    const concurrency = this.options.concurrency ?? 32;
+    const concurrency = this.options.concurrency ?? 64;
     while (!this.stopping) {
       this.wanted = false;
       let claimed = 0;
       let room = 0;
+      let failed = false;
       try {
-        await this.release();
-        room = concurrency - this.inFlight.size;
-        if (room > 0) claimed = await this.claim(room);
+        this.letGoOfOverdue();
+        room = concurrency - (this.inFlight.size - this.finished.length);
+        claimed = await this.round(room);
       } catch (error) {
+        failed = true;
         this.options.logger?.warn({ err: error }, 'pass delivery worker: cannot read the work list; trying again');
-        await this.dropLockClient();
       }
-      if ((claimed > 0 && claimed === room) || this.stopping || this.wanted) continue;
+      if (!failed && ((claimed > 0 && claimed === room) || this.stopping || this.wanted)) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.options.pollIntervalMs ?? 1000);
         timer.unref();
@@ -130,71 +195,132 @@ export class PassDeliveryWorker {
     }
   }
 
-  /** Locks up to `room` due batches and starts on each; returns how many. */
-  private async claim(room: number): Promise<number> {
-    const client = await this.locks();
+  /** Batches whose recorded outcomes the work list took in: let go of at the next round. */
+  private takenInByList(batchIds: readonly string[]): void {
+    let any = false;
+    for (const batchId of batchIds) {
+      if (this.awaiting.delete(batchId)) {
+        this.finished.push({ batchId, update: null });
+        any = true;
+      } else if (this.inFlight.has(batchId)) {
+        this.takenIn.add(batchId); // recorded, and taken in before this worker got round to holding it
+      }
+    }
+    if (any) this.poke();
+  }
+
+  private letGoOfOverdue(): void {
+    const overdue = Date.now() - WORK_LIST_WAIT_MS;
+    for (const [batchId, since] of this.awaiting) {
+      if (since > overdue) continue;
+      this.awaiting.delete(batchId);
+      this.finished.push({ batchId, update: null });
+    }
+  }
+
+  /**
+   * One round trip: the rows of the batches finished since the last round are written where
+   * that is this worker's to do (one short transaction, rarely needed), their locks go, then up
+   * to `room` due batches are locked, and work on them starts. Returns how many were locked.
+   */
+  private async round(room: number): Promise<number> {
+    const finished = this.finished.splice(0);
+    const statements: string[] = [];
+    const updates = finished.flatMap((f) => (f.update ? [f.update] : []));
+    if (updates.length > 0) {
+      // A row lost with a server crash is only looked at again: the log says what was recorded.
+      statements.push('BEGIN', 'SET LOCAL synchronous_commit = off', updateJobsStatement(updates), 'COMMIT');
+    }
+    if (finished.length > 0) {
+      // After the COMMIT: whoever locks one of these next sees its row as written.
+      statements.push(`SELECT pg_advisory_unlock(${BATCH_LOCK_SPACE}, hashtext(b)) FROM unnest(${textArray(finished.map((f) => f.batchId))}) AS b`);
+    }
+    const claiming = room > 0 && !this.stopping;
     // A session may take a lock it holds again: batches in hand are left out by id.
-    const { rows } = await this.onLockClient(() =>
-      client.query<DueJob>(
-        `WITH due AS (
-           SELECT batch_id FROM pass_delivery_jobs
-           WHERE NOT done AND next_attempt_at <= $1 AND batch_id <> ALL($4::text[])
-           ORDER BY next_attempt_at LIMIT $2
-         )
-         SELECT j.batch_id, j.pass, j.event_id::text AS event_id, j.correlation_id
-         FROM due JOIN pass_delivery_jobs j USING (batch_id)
-         WHERE pg_try_advisory_lock($3, hashtext(due.batch_id))`,
-        [this.now(), room, BATCH_LOCK_SPACE, [...this.inFlight.keys()]],
-      ),
-    );
-    for (const job of rows) {
-      const work = this.deliver(job)
-        .catch((error: unknown) => {
-          // Left due: a later round tries again (the log says what was already recorded).
-          this.options.logger?.warn({ err: error, batchId: job.batch_id }, 'pass delivery worker: a batch failed; trying again');
-        })
-        .finally(() => {
-          // Released with the next round's claim (one statement for all the batches done by then);
-          // held and left out of claims until then.
-          this.toRelease.push(job.batch_id);
-          this.poke();
-        });
+    if (claiming) statements.push(claimStatement(room, [...this.inFlight.keys()], this.now()));
+    if (statements.length === 0) return 0;
+    let results: pg.QueryResult | pg.QueryResult[];
+    try {
+      const client = await this.locks();
+      results = await this.onLockClient(() => client.query(statements.join(';\n')) as unknown as Promise<pg.QueryResult | pg.QueryResult[]>);
+    } catch (error) {
+      this.finished.unshift(...finished); // written with the next round (the writes are idempotent)
+      throw error;
+    }
+    for (const f of finished) {
+      this.inFlight.delete(f.batchId);
+      this.takenIn.delete(f.batchId);
+    }
+    if (!claiming) return 0;
+    const jobs = (Array.isArray(results) ? results.at(-1)! : results).rows as DueJob[];
+    if (jobs.length > 0) this.begin(jobs);
+    return jobs.length;
+  }
+
+  /** Starts on the batches a round locked: what they need is read for all of them at once. */
+  private begin(jobs: readonly DueJob[]): void {
+    const prepared = this.prepare(jobs);
+    for (const job of jobs) {
+      const batchId = job.batch_id;
+      const work = prepared
+        .then((all) => this.deliver(all.get(batchId)!))
+        .then(
+          (delivered) => {
+            if (delivered.kind === 'finished') {
+              this.finished.push({ batchId, update: delivered.update });
+              this.poke();
+            } else if (this.takenIn.has(batchId)) {
+              this.finished.push({ batchId, update: null });
+              this.poke();
+            } else {
+              this.awaiting.set(batchId, Date.now());
+            }
+          },
+          (error: unknown) => {
+            // Left due: a later round tries again (the log says what was already recorded). Not
+            // at once: what failed (the store, the key store) may need a moment.
+            this.options.logger?.warn({ err: error, batchId }, 'pass delivery worker: a batch failed; trying again');
+            this.finished.push({ batchId, update: null });
+          },
+        );
       this.inFlight.set(job.batch_id, work);
     }
-    return rows.length;
   }
 
-  /** Lets go of the batches done since the last round, in one statement. */
-  private async release(): Promise<void> {
-    if (this.toRelease.length === 0) return;
-    const done = this.toRelease.splice(0);
-    const client = this.lockClient;
-    if (client) {
-      await this.onLockClient(() =>
-        client.query('SELECT pg_advisory_unlock($1, hashtext(b)) FROM unnest($2::text[]) AS b', [BATCH_LOCK_SPACE, done]),
-      ).catch(() => undefined); // a lost connection took its locks with it
-    }
-    for (const batchId of done) this.inFlight.delete(batchId);
-  }
-
-  /** The lock connection runs one query at a time (pg queues them, but warns): chain them. */
-  private onLockClient<T>(query: () => Promise<T>): Promise<T> {
-    const result = this.lockQueue.then(query);
-    this.lockQueue = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    return result;
-  }
-
-  private async deliver(job: DueJob): Promise<void> {
-    const { store, knex } = this.options;
-    const pass = job.pass;
+  /** The batches' delivery streams (one read), keys (one query, or none) and facility names. */
+  private async prepare(jobs: readonly DueJob[]): Promise<Map<string, Prepared>> {
+    const { store, subjectKeys } = this.options;
     // What was recorded is what counts (a replay, another worker, a crash after a send).
-    const deliveryEvents = await store.readStream(streams.passDelivery(job.batch_id));
-    const state = fold(passDeliveryDecider, deliveryEvents as never[]);
-    const guest = await this.openGuest(pass);
+    const [logs, keys, names] = await Promise.all([
+      store.readStreams(jobs.map((job) => ({ streamName: streams.passDelivery(job.batch_id) }))),
+      subjectKeys.getMany(jobs.map((job) => job.pass.guest.keyId)),
+      this.facilityNamesOf(jobs.map((job) => job.pass.facilityId)),
+    ]);
+    return new Map(
+      jobs.map((job, i) => {
+        const events = logs[i] ?? [];
+        const prepared: Prepared = {
+          job,
+          events,
+          state: fold(passDeliveryDecider, events as never[]),
+          revision: events.at(-1)?.revision ?? 'no_stream',
+          key: keys.get(job.pass.guest.keyId) ?? null,
+          facilityName: names.get(job.pass.facilityId) ?? 'the facility',
+        };
+        return [job.batch_id, prepared];
+      }),
+    );
+  }
+
+  private async deliver({ job, events, state, revision, key, facilityName }: Prepared): Promise<Delivered> {
+    const pass = job.pass;
     const now = this.now();
+    const batchId = job.batch_id;
+    // A retry comes due by the row; that the pause is over is the log's to say (a batch let go of
+    // before the list took its outcome in may be looked at early).
+    const notBefore = retryNotBefore(events, state);
+    if (notBefore && notBefore.getTime() > now.getTime()) return { kind: 'finished', update: { batch_id: batchId, done: false, next_attempt_at: notBefore } };
+    const guest = key ? open<GuestDetails>(key, pass.guest) : null;
     const steps = planDelivery({
       state,
       contact: guest ? { email: guest.email !== null, phone: guest.phone !== null } : null,
@@ -202,42 +328,23 @@ export class PassDeliveryWorker {
       now,
     });
 
-    const content = guest?.passLinkToken && steps.some((s) => s.action === 'send') ? await this.content(pass, guest, guest.passLinkToken) : null;
-    const outcomes = await Promise.all(steps.map(async (step) => ({ step, outcome: await this.attempt(step, guest, content, job.batch_id) })));
-    let recorded: DeliveryReport | null = null;
-    if (outcomes.length > 0) {
-      try {
-        recorded = await this.record(job, outcomes);
-      } catch (error) {
-        // Sent but not recorded: coming due again at once would send again and again while the
-        // event store is down. Later, the one repeat the guarantee allows.
-        await knex('pass_delivery_jobs')
-          .where({ batch_id: job.batch_id })
-          .update({ next_attempt_at: new Date(now.getTime() + RECORD_FAILURE_PAUSE_MS), updated_at: knex.fn.now() })
-          .catch(() => undefined);
-        throw error;
-      }
+    const content = guest?.passLinkToken && steps.some((s) => s.action === 'send') ? this.content(pass, guest, guest.passLinkToken, facilityName) : null;
+    const outcomes = await Promise.all(steps.map(async (step) => ({ step, outcome: await this.attempt(step, guest, content, batchId) })));
+    // Settled already (a replay, another worker): no event will take it off the list.
+    if (outcomes.length === 0) return { kind: 'finished', update: { batch_id: batchId, done: true, next_attempt_at: null } };
+    let recorded: DeliveryReport;
+    try {
+      recorded = await this.record(job, outcomes, state, revision);
+    } catch (error) {
+      // Sent but not recorded: coming due again at once would send again and again while the
+      // event store is down. Later, the one repeat the guarantee allows.
+      this.options.logger?.warn({ err: error, batchId }, 'pass delivery worker: cannot record an outcome; trying again later');
+      return { kind: 'finished', update: { batch_id: batchId, done: false, next_attempt_at: new Date(now.getTime() + RECORD_FAILURE_PAUSE_MS) } };
     }
-
-    // A transient failure is tried again later (all channels of a batch keep in step); anything
-    // else leaves nothing to do.
-    const retryAttempt = outcomes.find(({ outcome }) => outcome.kind === 'failed' && !outcome.final)?.step.attempt;
-    // The work list and the waiters of other processes in one statement.
-    await knex.raw(
-      `WITH job AS (
-         UPDATE pass_delivery_jobs SET done = ?, next_attempt_at = coalesce(?, next_attempt_at), updated_at = now() WHERE batch_id = ? RETURNING batch_id
-       )
-       SELECT pg_notify(?, batch_id) FROM job WHERE ?`,
-      [retryAttempt === undefined, retryAttempt === undefined ? null : nextAttemptAt(retryAttempt, now), job.batch_id, DELIVERY_NOTIFY_CHANNEL, outcomes.length > 0],
-    );
-    if (recorded) this.options.onRecorded?.(job.batch_id, recorded);
-  }
-
-  /** The guest's details, or null when the batch's key is gone (erased). */
-  private async openGuest(pass: PassCreated['data']): Promise<GuestDetails | null> {
-    const keys = await this.options.subjectKeys.getMany([pass.guest.keyId]);
-    const key = keys.get(pass.guest.keyId);
-    return key ? open<GuestDetails>(key, pass.guest) : null;
+    this.options.onRecorded?.(batchId, recorded);
+    // Nothing new recorded (another worker got there first): looked at again, on what the log says.
+    if (!recorded.position) return { kind: 'finished', update: null };
+    return { kind: 'recorded' };
   }
 
   private async attempt(step: PlannedStep, guest: GuestDetails | null, content: PassMessageContent | null, batchId: string): Promise<DeliveryOutcome> {
@@ -267,11 +374,11 @@ export class PassDeliveryWorker {
     }
   }
 
-  private async content(pass: PassCreated['data'], guest: GuestDetails, token: string): Promise<PassMessageContent> {
+  private content(pass: PassCreated['data'], guest: GuestDetails, token: string, facilityName: string): PassMessageContent {
     return {
       batchId: pass.batchId,
       guestFirstName: guest.firstName,
-      facilityName: await this.facilityName(pass.facilityId),
+      facilityName,
       arrivalDate: pass.arrivalDate,
       arrivalTime: pass.arrivalTime,
       validFrom: pass.validFrom,
@@ -282,18 +389,36 @@ export class PassDeliveryWorker {
     };
   }
 
-  private async facilityName(facilityId: number): Promise<string> {
-    const known = this.facilityNames.get(facilityId);
-    if (known && known.until > Date.now()) return known.name;
-    const row = await this.options.knex(READ_MODELS.facilities).where({ facility_id: facilityId }).first<{ name: string } | undefined>('name');
-    const name = row?.name ?? 'the facility';
+  /** The facilities' names: remembered a while, the others read in one query. */
+  private async facilityNamesOf(facilityIds: readonly number[]): Promise<Map<number, string>> {
+    const names = new Map<number, string>();
+    const missing = new Set<number>();
+    for (const id of facilityIds) {
+      const known = this.facilityNames.get(id);
+      if (known && known.until > Date.now()) names.set(id, known.name);
+      else missing.add(id);
+    }
+    if (missing.size === 0) return names;
+    const rows = await this.options.knex(READ_MODELS.facilities).whereIn('facility_id', [...missing]).select<Array<{ facility_id: number; name: string }>>('facility_id', 'name');
     if (this.facilityNames.size >= 10_000) this.facilityNames.clear();
-    this.facilityNames.set(facilityId, { name, until: Date.now() + FACILITY_NAME_TTL_MS });
-    return name;
+    for (const id of missing) {
+      const name = rows.find((r) => Number(r.facility_id) === id)?.name ?? 'the facility';
+      this.facilityNames.set(id, { name, until: Date.now() + FACILITY_NAME_TTL_MS });
+      names.set(id, name);
+    }
+    return names;
   }
 
-  /** Appends the round's outcomes; the stream's state and position after them. */
-  private async record(job: DueJob, outcomes: ReadonlyArray<{ step: PlannedStep; outcome: DeliveryOutcome }>): Promise<DeliveryReport> {
+  /**
+   * Appends the round's outcomes, deciding on the stream as read before the sends (the expected
+   * revision proves it unchanged); the stream's state and position after them.
+   */
+  private async record(
+    job: DueJob,
+    outcomes: ReadonlyArray<{ step: PlannedStep; outcome: DeliveryOutcome }>,
+    state: PassDeliveryState,
+    revision: number | 'no_stream',
+  ): Promise<DeliveryReport> {
     const pass = job.pass;
     const ctx: CommandContext = {
       correlationId: job.correlation_id,
@@ -309,16 +434,38 @@ export class PassDeliveryWorker {
         data: { batchId: pass.batchId, orgId: pass.orgId, attempts: outcomes.map(({ step, outcome }) => ({ channel: step.channel, attempt: step.attempt, outcome })) },
       },
       ctx,
+      { known: { state, revision } },
     );
     return { state: result.state, position: result.events.length > 0 ? result.position : null };
   }
 
+  /** The lock connection runs one query at a time (pg queues them, but warns): chain them. */
+  private onLockClient<T>(query: () => Promise<T>): Promise<T> {
+    const result = this.lockQueue.then(query);
+    this.lockQueue = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+
+  /** The worker's own connection: its session holds the batches' locks and hears new work scheduled. */
   private async locks(): Promise<pg.Client> {
     if (this.lockClient) return this.lockClient;
     const client = (await this.options.knex.client.acquireRawConnection()) as pg.Client;
-    client.on('error', () => {
-      if (this.lockClient === client) this.lockClient = null; // its locks went with it
+    const lost = () => {
+      if (this.lockClient !== client) return;
+      this.lockClient = null; // its locks went with it
+      this.poke(); // work scheduled meanwhile went unheard
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    client.on('notification', (message) => {
+      if (message.channel === DELIVERY_DUE_CHANNEL && message.payload !== SCHEDULING_PROCESS) this.poke();
+      // Another process's runner took outcomes in (this process's tells directly; hearing it again changes nothing).
+      if (message.channel === DELIVERY_NOTIFY_CHANNEL && message.payload) this.takenInByList(message.payload.split(' '));
     });
+    await client.query(`LISTEN ${DELIVERY_DUE_CHANNEL}; LISTEN ${DELIVERY_NOTIFY_CHANNEL}`);
     this.lockClient = client;
     return client;
   }
@@ -328,6 +475,35 @@ export class PassDeliveryWorker {
     this.lockClient = null;
     await client?.end().catch(() => undefined);
   }
+}
+
+function textArray(values: readonly string[]): string {
+  return `${pg.escapeLiteral(`{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`).join(',')}}`)}::text[]`;
+}
+
+/** When the latest transient failure of a channel still pending lets the next attempt go (null: nothing to wait for). */
+function retryNotBefore(events: readonly RecordedEvent[], state: PassDeliveryState): Date | null {
+  let notBefore: Date | null = null;
+  for (const event of events) {
+    if (event.type !== 'PassDeliveryFailed') continue;
+    const data = event.data as PassDeliveryFailed['data'];
+    if (data.final || state[data.channel].status !== 'pending' || data.attempt < state[data.channel].attempts) continue;
+    const at = nextAttemptAt(data.attempt, new Date(event.metadata.occurredAt));
+    if (!notBefore || at > notBefore) notBefore = at;
+  }
+  return notBefore;
+}
+
+/** Locks up to `room` due batches (not those in hand) and returns them. */
+function claimStatement(room: number, inHand: readonly string[], now: Date): string {
+  return `WITH due AS (
+       SELECT batch_id FROM pass_delivery_jobs
+       WHERE NOT done AND next_attempt_at <= ${pg.escapeLiteral(now.toISOString())}::timestamptz AND batch_id <> ALL(${textArray(inHand)})
+       ORDER BY next_attempt_at LIMIT ${Math.trunc(room)}
+     )
+     SELECT j.batch_id, j.pass, j.event_id::text AS event_id, j.correlation_id
+     FROM due JOIN pass_delivery_jobs j USING (batch_id)
+     WHERE pg_try_advisory_lock(${BATCH_LOCK_SPACE}, hashtext(due.batch_id))`;
 }
 
 function errorName(error: unknown): string {

@@ -1,6 +1,8 @@
-// Pass delivery as a process runs it: the reactor that puts new batches on the work list and the
-// worker that sends, over the channels the configuration names. Used by the projections process,
-// `npm start` and the test stack.
+// Pass delivery as a process runs it: the worker that sends, over the channels the configuration
+// names. The scheduler that puts new batches on its work list runs inside the projection runner
+// (pass-delivery-reactor.ts), which every process that delivers runs too; the worker hears of new
+// work by NOTIFY (`pass_delivery_due`) from whichever runner scheduled it. Used by the projections
+// process, `npm start` and the test stack.
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger.js';
 import type { EventStore } from '../shared/event-store/event-store.js';
@@ -11,7 +13,6 @@ import type { DeliveryReport } from '../shared/delivery/delivery-outcomes.js';
 import type { Config } from '../shared/config.js';
 import type { Runtime } from '../cli/runtime.js';
 import { createDeliverySenders } from '../shared/delivery/create-senders.js';
-import { PassDeliveryReactor } from './pass-delivery-reactor.js';
 import { PassDeliveryWorker } from './pass-delivery-worker.js';
 
 export interface PassDeliveryDeps {
@@ -29,11 +30,10 @@ export interface PassDeliveryDeps {
 }
 
 export interface RunningPassDelivery {
-  readonly reactor: PassDeliveryReactor;
   readonly worker: PassDeliveryWorker;
   /** Which channels are in use, for a start-up line (no credentials). */
   readonly description: string;
-  /** Stops scheduling, finishes the batches in hand, closes the channels. */
+  /** Finishes the batches in hand, closes the channels. */
   stop(): Promise<void>;
 }
 
@@ -67,15 +67,11 @@ export async function startPassDelivery(deps: PassDeliveryDeps): Promise<Running
     onRecorded: deps.onRecorded,
     pollIntervalMs: deps.pollIntervalMs,
   });
-  const reactor = new PassDeliveryReactor({ store: deps.store, knex: deps.knex, logger: deps.logger, onScheduled: () => worker.poke() });
   worker.start();
-  await reactor.start();
   return {
-    reactor,
     worker,
     description: deps.senders.describe?.() ?? `mail: ${deps.senders.mail.kind}; sms: ${deps.senders.sms.kind}`,
     async stop() {
-      await reactor.stop();
       await worker.stop();
       await Promise.all([deps.senders.mail.close(), deps.senders.sms.close()]);
     },

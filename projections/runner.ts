@@ -9,7 +9,9 @@
 // rebuild (rebuild.ts) that switched a projection to a new table and position, or a second runner
 // process, is noticed there, and events at or before the stored position are skipped. A stored
 // position behind what this runner has read (reset by an operator) restarts the subscription
-// from it. Reactors (reactor.ts) will follow the same subscription with checkpoints of their own.
+// from it. Transactional reactors (reactor.ts; pass delivery's scheduler) follow the same
+// subscription with checkpoints of their own (forwarder_checkpoints), locked, checked and moved
+// in the same transaction as the read models', their rows written in it too.
 import type { Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from '../shared/logger.js';
@@ -19,6 +21,7 @@ import type { ContactHasher } from '../shared/crypto/contact-search.js';
 import {
   comparePositions,
   positionToString,
+  START,
   type EventStore,
   type Position,
   type RecordedEvent,
@@ -32,7 +35,11 @@ import { arrayLiteral, ProjectionWriteError, rowsByKey, TableWriter } from './ta
 import { encodeProgress, PROGRESS_CHANNEL, ROWS_CHANGED_CHANNEL, type ProjectionProgress } from './progress-channel.js';
 import { CheckpointMissing, errorMessage, isDeterministic } from './errors.js';
 import { rebuildProjections } from './rebuild.js';
+import { requireCheckpointStore } from './checkpoint-store-identity.js';
 import { InvalidEventError } from '../shared/event-store/validating-event-store.js';
+import type { TransactionalReactor } from './reactor.js';
+import { lockReactorCheckpointsStatement, reactorCheckpointStatement, reactorPositions, readReactorCheckpoint } from './reactor-checkpoints.js';
+import { passDeliveryScheduler } from './pass-delivery-reactor.js';
 
 export type { ProjectionProgress };
 
@@ -51,6 +58,8 @@ export interface ProjectionDeps {
 export interface RunnerOptions {
   /** Default: every read-model projection. */
   readonly projections?: readonly AnyProjection[];
+  /** Reactors hosted in the batches' transactions. Default: pass delivery's scheduler. */
+  readonly reactors?: readonly TransactionalReactor[];
   /** Events per subscription batch (and so per transaction). */
   readonly batchSize?: number;
   /** Rebuild, in the background, projections whose stored version is not the code's (default true). */
@@ -85,6 +94,13 @@ interface Tracked {
   error: string | null;
 }
 
+interface HostedReactor {
+  readonly reactor: TransactionalReactor;
+  state: 'live' | 'failed';
+  /** Last position committed for it, as this runner knows it. */
+  position: Position;
+}
+
 /** Ends the current subscription so the runner starts another from the stored checkpoints. */
 class Resubscribe extends Error {
   override readonly name = 'Resubscribe';
@@ -105,6 +121,7 @@ const DEFAULT_IRRELEVANT_CHECKPOINT_INTERVAL_MS = 250;
 
 export class ProjectionRunner {
   private readonly projections: readonly AnyProjection[];
+  private readonly reactors: readonly HostedReactor[];
   private readonly logger: Logger;
   private readonly writer = new TableWriter();
   private readonly tracked = new Map<string, Tracked>();
@@ -131,15 +148,22 @@ export class ProjectionRunner {
     private readonly options: RunnerOptions = {},
   ) {
     this.projections = options.projections ?? ALL_PROJECTIONS;
+    this.reactors = (options.reactors ?? [passDeliveryScheduler]).map((reactor) => ({ reactor, state: 'live', position: START }));
     this.logger = deps.logger ?? createLogger(process.env.LOG_LEVEL ?? 'info', 'projections');
   }
 
-  /** Creates missing read models, then follows the store from the checkpoints. Resolves once following. */
+  /**
+   * Creates missing read models, then follows the store from the checkpoints. Resolves once
+   * following; throws EventStoreMismatch when the checkpoints count in another event store.
+   */
   async start(): Promise<void> {
     if (this.started) throw new Error('the projection runner is already started');
     this.started = true;
+    // Checkpoints of another event store's log would skip or repeat events here: refuse to start.
+    await requireCheckpointStore(this.deps.knex, this.deps.store, this.logger);
     const stale = new Set((await ensureReadModels(this.deps.knex, this.projections)).map((p) => p.name));
     const checkpoints = await this.readCheckpoints();
+    for (const hosted of this.reactors) hosted.position = (await readReactorCheckpoint(this.deps.knex, hosted.reactor.name)).position;
     for (const projection of this.projections) {
       const checkpoint = checkpoints.get(projection.name)!;
       this.tracked.set(projection.name, {
@@ -178,17 +202,21 @@ export class ProjectionRunner {
   private subscribe(): void {
     if (this.stopping || this.subscription) return;
     const live = this.live();
-    if (live.length === 0) return;
+    const reactors = this.liveReactors();
+    if (live.length === 0 && reactors.length === 0) return;
     if (this.storedAtLeast) {
       // Skipped batches moved the positions past the stored checkpoints: follow again from where
       // those are known to be (re-reading only events no projection handles).
-      for (const t of live) if (comparePositions(t.position, this.storedAtLeast) > 0) t.position = this.storedAtLeast;
+      for (const t of [...live, ...reactors]) if (comparePositions(t.position, this.storedAtLeast) > 0) t.position = this.storedAtLeast;
       this.storedAtLeast = null;
     }
-    const after = live.map((t) => t.position).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
+    const after = [...live, ...reactors].map((t) => t.position).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
     const id = ++this.subscriptionId;
     this.after = after;
-    this.logger.info({ after: positionToString(after), projections: live.map((t) => t.projection.name) }, 'projections following the event store');
+    this.logger.info(
+      { after: positionToString(after), projections: live.map((t) => t.projection.name), reactors: reactors.map((r) => r.reactor.name) },
+      'projections following the event store',
+    );
     try {
       this.subscription = this.deps.store.subscribeToAll({
         after,
@@ -209,7 +237,7 @@ export class ProjectionRunner {
     }
     if (error instanceof InvalidEventError) {
       // No projection can read past it: stop them all, loudly, with the event named.
-      const names = this.live().map((t) => t.projection.name);
+      const names = [...this.live().map((t) => t.projection.name), ...this.liveReactors().map((r) => r.reactor.name)];
       void this.fail(names, error).then(() => this.restartSubscription(0));
       return;
     }
@@ -264,15 +292,18 @@ export class ProjectionRunner {
 
   private async processBatch(events: readonly RecordedEvent[]): Promise<void> {
     const live = this.live().sort((a, b) => (a.projection.name < b.projection.name ? -1 : 1));
+    const reactors = this.liveReactors();
     const last = events.at(-1)?.position;
     const after = this.after;
-    if (live.length === 0 || !last || !after) return;
-    const handled = events.some((e) => live.some((t) => (t.projection.handles as readonly string[]).includes(e.type)));
+    if ((live.length === 0 && reactors.length === 0) || !last || !after) return;
+    const handled = events.some(
+      (e) => live.some((t) => (t.projection.handles as readonly string[]).includes(e.type)) || reactors.some((r) => r.reactor.handles.includes(e.type)),
+    );
     const interval = this.options.irrelevantCheckpointIntervalMs ?? DEFAULT_IRRELEVANT_CHECKPOINT_INTERVAL_MS;
     if (!handled && Date.now() - this.lastCommitAt < interval) {
       this.storedAtLeast ??= after;
       const moved = live.filter((t) => comparePositions(last, t.position) > 0).map((t) => ({ name: t.projection.name, position: last }));
-      for (const t of live) if (comparePositions(last, t.position) > 0) t.position = last;
+      for (const t of [...live, ...reactors]) if (comparePositions(last, t.position) > 0) t.position = last;
       this.reportProgress(moved);
       return;
     }
@@ -281,11 +312,13 @@ export class ProjectionRunner {
     const opened = await openGuestData(events, this.deps.subjectKeys, { open: opensGuests, contactHasher: this.deps.contactHasher });
     const number = ++this.batches;
 
-    const outcome = await this.commitBatch(live, opened, last, after, number, events);
+    const outcome = await this.commitBatch(live, reactors, opened, last, after, number, events);
     if (outcome.changed.length > 0) this.notifyListener(() => this.options.onRowsChanged?.(outcome.changed));
     this.storedAtLeast = null;
     this.lastCommitAt = Date.now();
     for (const [name, position] of outcome.reached) this.tracked.get(name)!.position = position;
+    for (const [hosted, position] of outcome.reactorsReached) hosted.position = position;
+    for (const committed of outcome.reactorsCommitted) this.notifyListener(committed);
     for (const { tracked, version } of outcome.versionChanged) {
       // Another process rebuilt it with other code: applying this code's rows to that table would mix versions.
       await this.fail(
@@ -303,9 +336,12 @@ export class ProjectionRunner {
    * NOTIFY, and COMMIT. A projection whose table changed since the last batch (a rebuild switched
    * it) is loaded again in a round trip of its own. After a failed write the next attempt writes
    * each projection in a statement of its own, so a failure names the projection it belongs to.
+   * Hosted reactors ride along: their checkpoints are locked in the first round trip, their rows
+   * and checkpoint moves go with the projections' writes.
    */
   private async commitBatch(
     live: readonly Tracked[],
+    reactors: readonly HostedReactor[],
     opened: readonly ProjectionEvent[],
     last: Position,
     after: Position,
@@ -316,6 +352,8 @@ export class ProjectionRunner {
     moved: ProjectionProgress[];
     versionChanged: Array<{ tracked: Tracked; version: number }>;
     changed: string[];
+    reactorsReached: Map<HostedReactor, Position>;
+    reactorsCommitted: Array<() => void>;
   }> {
     const knex = this.deps.knex;
     const client = (await knex.client.acquireConnection()) as pg.ClientBase;
@@ -334,6 +372,8 @@ export class ProjectionRunner {
             'BEGIN',
             'SET LOCAL synchronous_commit = off',
             `SELECT ${CHECKPOINT_COLUMNS} FROM projection_checkpoints WHERE name = ANY(${names}) ORDER BY name FOR UPDATE`,
+            // Always a result, so the loads' results keep their places.
+            reactors.length > 0 ? lockReactorCheckpointsStatement(reactors.map((r) => r.reactor.name)) : 'SELECT 1 WHERE false',
             ...live.flatMap((t, i) => (guessed[i] ? [this.writer.loadStatement(t.projection, guessed[i]!, keys[i]!)] : [])),
           ].join(';\n'),
         )
@@ -344,7 +384,8 @@ export class ProjectionRunner {
           throw error;
         })) as unknown as pg.QueryResult[];
       const checkpoints = new Map((first[2]!.rows as CheckpointRecord[]).map((r) => [r.name, toCheckpoint(r)]));
-      let loadResult = 3;
+      const reactorCheckpoints = reactorPositions(first[3]!.rows as Array<{ name: string; commit: string; prepare: string }>);
+      let loadResult = 4;
       const reached = new Map<string, Position>();
       const moved: ProjectionProgress[] = [];
       const versionChanged: Array<{ tracked: Tracked; version: number }> = [];
@@ -383,6 +424,28 @@ export class ProjectionRunner {
           reached.set(name, checkpoint.position); // a rebuild already switched it further
         }
       }
+      const reactorsReached = new Map<HostedReactor, Position>();
+      const reactorsCommitted: Array<() => void> = [];
+      for (const hosted of reactors) {
+        const name = hosted.reactor.name;
+        // No row yet: a first start, or deleted by an operator to replay the log for it.
+        const stored = reactorCheckpoints.get(name) ?? START;
+        if (comparePositions(stored, this.storedAtLeast ?? after) < 0) {
+          hosted.position = stored;
+          throw new Resubscribe(`checkpoint of reactor ${name} moved back to ${positionToString(stored)}`);
+        }
+        if (comparePositions(last, stored) <= 0) {
+          reactorsReached.set(hosted, stored); // another runner already did these
+          continue;
+        }
+        const unseen = events.filter((e) => comparePositions(e.position, stored) > 0 && hosted.reactor.handles.includes(e.type));
+        const { statements: own, acted, committed } = unseen.length > 0 ? hosted.reactor.statements(unseen) : { statements: [], acted: 0, committed: undefined };
+        if (committed) reactorsCommitted.push(committed);
+        const all = [...own, reactorCheckpointStatement(name, last, acted)];
+        statements.push(...all);
+        separately.push({ projection: name, statements: all });
+        reactorsReached.set(hosted, last);
+      }
       if (this.writeSeparately) {
         for (const { projection, statements: own } of separately) {
           await client.query(own.join(';\n')).catch((error: unknown) => {
@@ -403,7 +466,8 @@ export class ProjectionRunner {
            SELECT pg_notify(${pg.escapeLiteral(PROGRESS_CHANNEL)}, ${pg.escapeLiteral(encodeProgress(moved))})`,
         );
       }
-      const changed = separately.map((s) => s.projection);
+      const reactorNames = new Set(reactors.map((r) => r.reactor.name));
+      const changed = separately.map((s) => s.projection).filter((name) => !reactorNames.has(name));
       if (changed.length > 0) {
         statements.push(`SELECT pg_notify(${pg.escapeLiteral(ROWS_CHANGED_CHANNEL)}, ${pg.escapeLiteral(changed.join(' '))})`);
       }
@@ -422,7 +486,7 @@ export class ProjectionRunner {
       }
       open = false;
       this.writeSeparately = false;
-      return { reached, moved, versionChanged, changed };
+      return { reached, moved, versionChanged, changed, reactorsReached, reactorsCommitted };
     } finally {
       if (open) await client.query('ROLLBACK').catch(() => undefined);
       await knex.client.releaseConnection(client);
@@ -459,6 +523,14 @@ export class ProjectionRunner {
   private async fail(names: readonly string[], error: unknown): Promise<void> {
     const message = errorMessage(error);
     for (const name of names) {
+      const hosted = this.reactors.find((r) => r.reactor.name === name);
+      if (hosted) {
+        if (hosted.state === 'failed') continue;
+        hosted.state = 'failed';
+        // Until restarted (after a fix); the checkpoint row keeps where it stopped.
+        this.logger.error({ err: error, reactor: name, position: positionToString(hosted.position) }, `reactor ${name} STOPPED: ${message}`);
+        continue;
+      }
       const t = this.tracked.get(name);
       if (!t || t.state === 'failed') continue;
       t.state = 'failed';
@@ -522,6 +594,10 @@ export class ProjectionRunner {
 
   private live(): Tracked[] {
     return [...this.tracked.values()].filter((t) => t.state === 'live');
+  }
+
+  private liveReactors(): HostedReactor[] {
+    return this.reactors.filter((r) => r.state === 'live');
   }
 
   private async readCheckpoints() {

@@ -18,6 +18,7 @@ import {
 } from './projection.js';
 import { quoteIdent, tableColumns } from './generation-tables.js';
 import { arrayText, copyText } from './copy-text.js';
+import { sqlLiteral } from '../shared/db/sql-literal.js';
 
 export interface WriteResult {
   /** Events that changed a row. */
@@ -159,7 +160,7 @@ export class TableWriter {
       statements.push(`DELETE FROM ${quoteIdent(table)} WHERE ${quoteIdent(projection.keyColumn)} = ANY(${arrayLiteral(changes.deletes)})`);
     }
     if (changes.upsertJson !== null) {
-      statements.push((await this.upsertSql(client, projection, table)).split(JSON_PARAMETER).join(`${pg.escapeLiteral(changes.upsertJson)}::json`));
+      statements.push((await this.upsertSql(client, projection, table)).split(JSON_PARAMETER).join(`${sqlLiteral(changes.upsertJson)}::json`));
     }
     return statements;
   }
@@ -219,7 +220,7 @@ export function rowsByKey(projection: AnyProjection, rows: readonly StoredRow[])
 
 /** Values as an untyped SQL literal of an array (`'{"1","2"}'`): PostgreSQL reads it as the column's array type. */
 export function arrayLiteral(values: readonly unknown[]): string {
-  return pg.escapeLiteral(arrayText(values));
+  return sqlLiteral(arrayText(values));
 }
 
 function tagged(projection: string, first: string | undefined, last: string | undefined, error: unknown): ProjectionWriteError {

@@ -11,29 +11,29 @@
 // * A bad row is reported (`row 12: email: not an address`) and the rest go on. A row whose email
 //   or external_id an earlier row of the file already has, or that matches the member an earlier
 //   row matched, is refused too: one member per person, so a second run cannot flip between them.
-// * Fast and bounded: the file is read line by line, rows are handled in chunks (one directory
-//   query, one read of the matched streams, one read of their keys per chunk), and each chunk's
-//   writes run with a bounded number in flight. There is no read-your-writes wait per row: the
-//   directory must have caught up with the log before the import starts (else it could not match
-//   what an earlier run added), and is waited for once at the end.
+// * Fast and bounded: the file is read line by line and rows are handled in chunks, each in a
+//   few round trips whatever its size: one directory query, one read of the matched streams, one
+//   of their keys, one write of the new members' keys, and the chunk's appends together
+//   (CommandHandler.handleMany). There is no read-your-writes wait per row: the directory must
+//   have caught up with the log before the import starts (else it could not match what an
+//   earlier run added), and is waited for once at the end.
 import type { CommandDeps } from '../command-deps.js';
-import type { CommandContext } from '../../shared/event-store/command-handler.js';
+import type { CommandContext, StreamCommand, StreamState } from '../../shared/event-store/command-handler.js';
 import { comparePositions, START, type Position } from '../../shared/event-store/event-store.js';
 import { streams } from '../../shared/domain/events.js';
-import { memberDecider, type KnownMember } from '../../shared/domain/member-decider.js';
+import { memberDecider, type KnownMember, type MemberCommand, type MemberState } from '../../shared/domain/member-decider.js';
 import { MEMBER_FIELDS, parseMemberProfile, type MemberField, type MemberProfile } from '../../shared/domain/member-input.js';
 import { CsvError, CsvLineReader } from '../../shared/domain/csv.js';
 import { ConfigError } from '../../shared/config.js';
 import { DomainError, ValidationError } from '../../shared/errors.js';
 import type { ContactHasher } from '../../shared/crypto/contact-search.js';
-import { assertOrganization, changeProfile, joinMember, keysOf, profileChange } from './member-profile.js';
+import { addMemberCommands, assertOrganization, keysOf, profileChange } from './member-profile.js';
 import { findMembers } from './member-directory.js';
+import { hexDigest, RowIndex, textDigest, type Digest } from './row-index.js';
 import { READ_MODELS } from '../../shared/db/read-models.js';
 
-/** Rows per chunk: one directory query, one stream read and one key read each. */
-const CHUNK_ROWS = 1024;
-/** Row writes in flight at once (each adds its append and key inserts to the turn's shared statements). */
-const DEFAULT_CONCURRENCY = 128;
+/** Rows per chunk: one directory query, one stream read, one key read, one key write and an append or two each. */
+const CHUNK_ROWS = 512;
 /** How long the directory may take to catch up with the log, before the import and after it. */
 const DEFAULT_CATCH_UP_MS = 120_000;
 
@@ -51,7 +51,6 @@ export interface ImportMembersOptions {
   readonly onProgress?: (counts: ImportCounts) => void;
   /** Told of every bad row, in file order within a chunk; `row` is the line the row starts on. */
   readonly onRowError?: (row: number, message: string) => void;
-  readonly concurrency?: number;
   readonly catchUpMs?: number;
 }
 
@@ -66,6 +65,19 @@ interface Row {
   readonly line: number;
   readonly profile: MemberProfile;
   readonly emailHash: string | null;
+}
+
+interface RowError {
+  readonly row: number;
+  readonly message: string;
+}
+
+/** A chunk's commands ready to append: the new members' first (`joins` of them), then the changes. */
+interface PreparedChunk {
+  readonly commands: ReadonlyArray<StreamCommand<MemberCommand, MemberState>>;
+  /** The row of each command. */
+  readonly rows: readonly Row[];
+  readonly joins: number;
 }
 
 /** The columns of the header, or a ValidationError naming what is wrong with it. */
@@ -144,12 +156,16 @@ class MemberImport {
   private unchanged = 0;
   private failed = 0;
   private position: Position = START;
-  /** The first row of each email hash and external id in the file (hash cut to 64 bits: memory). */
-  private readonly firstRowOf = new Map<string, number>();
+  /** The first row of each email (by its keyed hash) and of each external id in the file. */
+  private readonly emailRows = new RowIndex();
+  private readonly externalIdRows = new RowIndex();
   /** The row that matched each existing member. */
-  private readonly memberRow = new Map<string, number>();
-  /** Errors of the chunk under way, told in file order once it is done. */
-  private errors: Array<{ row: number; message: string }> = [];
+  private readonly memberRows = new RowIndex();
+  /** Errors of the rows read since the last chunk began: they belong to the next one. */
+  private errors: RowError[] = [];
+  /** The chunk being written: the next one is read and matched meanwhile, and written after it. */
+  private writing: Promise<void> = Promise.resolve();
+  private written: Array<Promise<void>> = [];
 
   constructor(
     private readonly deps: CommandDeps,
@@ -159,9 +175,9 @@ class MemberImport {
     private readonly options: ImportMembersOptions,
   ) {}
 
-  fail(row: number, message: string): void {
+  fail(row: number, message: string, errors = this.errors): void {
     this.failed++;
-    this.errors.push({ row, message });
+    errors.push({ row, message });
   }
 
   /** A record the CSV reader could not read. */
@@ -198,86 +214,125 @@ class MemberImport {
       return null;
     }
     const emailHash = profile.email === null ? null : this.hasher.hash('email', profile.email);
-    const keys: Array<[string, string]> = [];
-    if (emailHash !== null) keys.push([`e${emailHash.slice(0, 16)}`, 'email']);
-    if (profile.externalId !== null) keys.push([`x${profile.externalId}`, 'external_id']);
-    for (const [key, field] of keys) {
-      const first = this.firstRowOf.get(key);
+    const keys: Array<[RowIndex, Digest, MemberField]> = [];
+    if (emailHash !== null) keys.push([this.emailRows, hexDigest(emailHash), 'email']);
+    if (profile.externalId !== null) keys.push([this.externalIdRows, textDigest(profile.externalId), 'external_id']);
+    for (const [index, digest, field] of keys) {
+      const first = index.get(digest);
       if (first !== undefined) {
         this.fail(line, `${field}: also on row ${first} (one row per member)`);
         return null;
       }
     }
-    for (const [key] of keys) this.firstRowOf.set(key, line);
+    for (const [index, digest] of keys) index.add(digest, line);
     return { line, profile, emailHash };
   }
 
-  /** Matches, reads and writes one chunk of checked rows. */
+  /**
+   * Matches one chunk of checked rows, then prepares it while the next is read and matched, and
+   * writes it after the one before. Resolves once the one before is written: at most two chunks
+   * are in hand, and the database works on one while this process works on the other.
+   */
   async run(rows: readonly Row[]): Promise<void> {
-    if (rows.length > 0) {
-      const hashes = rows.flatMap((r) => (r.emailHash === null ? [] : [r.emailHash]));
-      const externalIds = rows.flatMap((r) => (r.profile.externalId === null ? [] : [r.profile.externalId]));
-      const found = await findMembers(this.deps.db, this.orgId, hashes, externalIds);
-      const work: Array<{ row: Row; memberId: string | null }> = [];
-      for (const row of rows) {
-        const memberId =
-          (row.emailHash !== null ? found.byEmailHash.get(row.emailHash) : undefined) ??
-          (row.profile.externalId !== null ? found.byExternalId.get(row.profile.externalId) : undefined) ??
-          null;
-        if (memberId !== null) {
-          const earlier = this.memberRow.get(memberId);
-          if (earlier !== undefined) {
-            this.fail(row.line, `matches the same member as row ${earlier} (one row per member)`);
-            continue;
-          }
-          this.memberRow.set(memberId, row.line);
+    const errors = this.errors;
+    this.errors = [];
+    const prepared = rows.length > 0 ? this.prepare(await this.match(rows, errors), errors) : null;
+    const before = this.writing;
+    this.writing = Promise.all([before, prepared]).then(async ([, chunk]) => {
+      if (chunk) await this.write(chunk, errors);
+      this.report(errors);
+    });
+    this.writing.catch(() => undefined); // whoever awaits it next sees the failure; never unhandled
+    this.written.push(this.writing);
+    const depth = Number(process.env.IMPORT_DEPTH ?? 1);
+    if (this.written.length > depth) await this.written.shift();
+  }
+
+  /** Each row with the member it matches (null: a new member), the rows matching a member an earlier row matched refused. */
+  private async match(rows: readonly Row[], errors: RowError[]): Promise<Array<{ row: Row; memberId: string | null }>> {
+    const hashes = rows.flatMap((r) => (r.emailHash === null ? [] : [r.emailHash]));
+    const externalIds = rows.flatMap((r) => (r.profile.externalId === null ? [] : [r.profile.externalId]));
+    const found = await findMembers(this.deps.db, this.orgId, hashes, externalIds);
+    const work: Array<{ row: Row; memberId: string | null }> = [];
+    for (const row of rows) {
+      const memberId =
+        (row.emailHash !== null ? found.byEmailHash.get(row.emailHash) : undefined) ??
+        (row.profile.externalId !== null ? found.byExternalId.get(row.profile.externalId) : undefined) ??
+        null;
+      if (memberId !== null) {
+        const digest = hexDigest(memberId.slice('emp_'.length));
+        const earlier = this.memberRows.get(digest);
+        if (earlier !== undefined) {
+          this.fail(row.line, `matches the same member as row ${earlier} (one row per member)`, errors);
+          continue;
         }
-        work.push({ row, memberId });
+        this.memberRows.add(digest, row.line);
       }
-      // The matched members' streams in one read (the handler batches a turn's loads), their keys in another.
-      const matched = [...new Set(work.flatMap((w) => (w.memberId === null ? [] : [w.memberId])))];
-      const loaded = await Promise.all(matched.map((id) => this.deps.handler.load(streams.member(id), memberDecider)));
-      const members = new Map<string, KnownMember>();
-      for (const { state } of loaded) if (state.status !== 'absent') members.set(state.memberId, state);
-      const keys = await keysOf(this.deps, [...members.values()]);
-      await inParallel(work, this.options.concurrency ?? DEFAULT_CONCURRENCY, async ({ row, memberId }) => {
+      work.push({ row, memberId });
+    }
+    return work;
+  }
+
+  /**
+   * The chunk's commands: the matched members' streams in one read and their keys in another, each
+   * row decided on what was read (an unchanged one costs nothing more), and the new members
+   * sealed under keys created with one write.
+   */
+  private async prepare(work: ReadonlyArray<{ row: Row; memberId: string | null }>, errors: RowError[]): Promise<PreparedChunk> {
+    const matched = work.flatMap((w) => (w.memberId === null ? [] : [w.memberId]));
+    const loaded = await this.deps.handler.loadMany(matched.map(streams.member), memberDecider);
+    const members = new Map<string, StreamState<KnownMember>>();
+    for (const { state, revision } of loaded) if (state.status !== 'absent') members.set(state.memberId, { state, revision });
+    const keys = await keysOf(this.deps, [...members.values()].map((m) => m.state));
+
+    const adds: Row[] = [];
+    const changes: Array<{ row: Row; command: StreamCommand<MemberCommand, MemberState> }> = [];
+    await Promise.all(
+      work.map(async ({ row, memberId }) => {
         const member = memberId === null ? undefined : members.get(memberId);
+        if (member === undefined) return void adds.push(row);
         try {
-          if (member === undefined) {
-            const joined = await joinMember(this.deps, this.orgId, row.profile, null, this.ctx);
-            this.added++;
-            this.wrote(joined.position);
-            return;
-          }
-          const command = await profileChange(this.deps, member, keys, row.profile, this.orgId);
-          // Decided first on the state read above: an unchanged row costs no append (and no re-read).
-          if (memberDecider.decide(command, member).length === 0) {
-            this.unchanged++;
-            return;
-          }
-          const result = await changeProfile(this.deps, member.memberId, command, this.ctx);
-          if (result.changed) {
-            this.updated++;
-            this.wrote(result.position);
-          } else {
-            this.unchanged++;
-          }
+          const command = await profileChange(this.deps, member.state, keys, row.profile, this.orgId);
+          // Decided here first, on the state read above: an unchanged row is done.
+          if (memberDecider.decide(command, member.state).length === 0) return void this.unchanged++;
+          changes.push({ row, command: { streamName: streams.member(member.state.memberId), command, read: member } });
         } catch (error) {
           if (!(error instanceof DomainError)) throw error;
-          this.fail(row.line, error.message);
+          this.fail(row.line, error.message, errors);
         }
-      });
+      }),
+    );
+    const joins = await addMemberCommands(this.deps, this.orgId, adds.map((row) => ({ profile: row.profile, userId: null })));
+    return {
+      commands: [...joins.map((command) => ({ streamName: streams.member(command.data.memberId), command })), ...changes.map((c) => c.command)],
+      rows: [...adds, ...changes.map((c) => c.row)],
+      joins: joins.length,
+    };
+  }
+
+  /** Every append of the chunk together (handleMany). */
+  private async write({ commands, rows, joins }: PreparedChunk, errors: RowError[]): Promise<void> {
+    const outcomes = await this.deps.handler.handleMany(memberDecider, commands, this.ctx);
+    for (const [i, outcome] of outcomes.entries()) {
+      if (outcome.status === 'rejected') {
+        if (!(outcome.reason instanceof DomainError)) throw outcome.reason;
+        this.fail(rows[i]!.line, outcome.reason.message, errors);
+      } else if (outcome.value.events.length === 0) {
+        this.unchanged++; // another writer made the same change meanwhile
+      } else {
+        if (i < joins) this.added++;
+        else this.updated++;
+        this.wrote(outcome.value.position);
+      }
     }
-    this.report();
   }
 
   private wrote(position: Position): void {
     if (comparePositions(position, this.position) > 0) this.position = position;
   }
 
-  private report(): void {
-    const errors = this.errors.sort((a, b) => a.row - b.row);
-    this.errors = [];
+  private report(errors: RowError[]): void {
+    errors.sort((a, b) => a.row - b.row);
     for (const { row, message } of errors) this.options.onRowError?.(row, message);
     this.options.onProgress?.(this.counts());
   }
@@ -287,16 +342,8 @@ class MemberImport {
   }
 
   async finish(catchUpMs: number): Promise<ImportReport> {
+    await this.writing;
     const caughtUp = comparePositions(this.position, START) <= 0 || (await this.deps.watermark.waitFor(this.position, catchUpMs, [READ_MODELS.memberDirectory]));
     return { ...this.counts(), position: this.position, caughtUp };
   }
-}
-
-/** Runs `work` over `items` with at most `limit` running at once; the first unexpected error rejects. */
-async function inParallel<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

@@ -1,7 +1,6 @@
 // What every member write shares: new member ids, sealing a profile under the member's keys,
 // opening what the stream holds to compare with, and the two profile writes without their
 // read-your-writes wait (the import waits once at its end; the use cases wait per call).
-import { randomBytes } from 'node:crypto';
 import type { CommandDeps } from '../command-deps.js';
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
 import type { Position } from '../../shared/event-store/event-store.js';
@@ -20,12 +19,13 @@ import {
 } from '../../shared/domain/member-decider.js';
 import { memberContactOf, memberNameOf, type MemberProfile } from '../../shared/domain/member-input.js';
 import { open, seal } from '../../shared/crypto/sealed-box.js';
+import { pooledRandomBytes } from '../../shared/crypto/random-pool.js';
 import type { SubjectKey } from '../../shared/crypto/subject-keys.js';
 import { ConflictError, NotFoundError } from '../../shared/errors.js';
 
 /** `emp_` + 128 random bits as lowercase hex (MEMBER_ID_PATTERN). */
 export function newMemberId(): string {
-  return `emp_${randomBytes(16).toString('hex')}`;
+  return `emp_${pooledRandomBytes(16).toString('hex')}`;
 }
 
 export async function assertOrganization(deps: CommandDeps, orgId: number): Promise<void> {
@@ -90,34 +90,61 @@ async function keyFor(deps: CommandDeps, keyId: string | null, keys: ReadonlyMap
 }
 
 /**
- * The profile sealed for `member` (null: a new member with id `memberId`). What equals the basis
- * keeps its box (nothing is sealed again, so an unchanged profile is recognisably unchanged);
- * what changed is sealed under the member's key, created when it has none yet.
+ * The profile sealed for `member`. What equals the basis keeps its box (nothing is sealed again,
+ * so an unchanged profile is recognisably unchanged); what changed is sealed under the member's
+ * key, created when it has none yet.
  */
 export async function sealProfile(
   deps: CommandDeps,
-  memberId: string,
   profile: MemberProfile,
-  member: KnownMember | null,
+  member: KnownMember,
   basis: ProfileBasis | null,
   keys: ReadonlyMap<string, Buffer>,
 ): Promise<{ profile: SealedMemberProfile; plain: MemberSecrets }> {
+  const { memberId } = member;
   const name = memberNameOf(profile);
   const contact = memberContactOf(profile);
-  if (member?.nameErased) throw new ConflictError(MEMBER_ERASED(memberId));
-  if (member?.contactErased && contact !== null) throw new ConflictError(`${MEMBER_ERASED(memberId)}: its contact details cannot be added again`);
+  if (member.nameErased) throw new ConflictError(MEMBER_ERASED(memberId));
+  if (member.contactErased && contact !== null) throw new ConflictError(`${MEMBER_ERASED(memberId)}: its contact details cannot be added again`);
   const [nameBox, contactBox] = await Promise.all([
     basis !== null && sameName(basis.plain.name, name)
       ? basis.name
-      : keyFor(deps, member?.nameKeyId ?? null, keys, memberNameSubject(memberId)).then((key) => seal(key, name)),
+      : keyFor(deps, member.nameKeyId, keys, memberNameSubject(memberId)).then((key) => seal(key, name)),
     contact === null ? null
     : basis !== null && sameContact(basis.plain.contact, contact) ? basis.contact
-    : keyFor(deps, member?.contactKeyId ?? null, keys, memberContactSubject(memberId)).then((key) => seal(key, contact)),
+    : keyFor(deps, member.contactKeyId, keys, memberContactSubject(memberId)).then((key) => seal(key, contact)),
   ]);
   return {
     profile: { name: nameBox, contact: contactBox, jobTitle: profile.jobTitle, department: profile.department, externalId: profile.externalId },
     plain: { name, contact },
   };
+}
+
+/** A member to add: its checked profile, and the user it is (null for a member without sign-in). */
+export interface NewMember {
+  readonly profile: MemberProfile;
+  readonly userId: number | null;
+}
+
+/**
+ * AddMember commands for new members of `orgId`, in order: fresh ids, names and contact sealed
+ * under keys of their own, all the keys created with one write.
+ */
+export async function addMemberCommands(
+  deps: CommandDeps,
+  orgId: number,
+  members: readonly NewMember[],
+): Promise<Array<Extract<MemberCommand, { type: 'AddMember' }>>> {
+  const drafts = members.map(({ profile, userId }) => ({ memberId: newMemberId(), profile, userId, contact: memberContactOf(profile) }));
+  const subjects = drafts.flatMap((d) => (d.contact === null ? [memberNameSubject(d.memberId)] : [memberNameSubject(d.memberId), memberContactSubject(d.memberId)]));
+  const keys = await deps.subjectKeys.createMany(subjects);
+  let next = 0;
+  return drafts.map(({ memberId, profile, userId, contact }) => {
+    const name = seal(keys[next++]!, memberNameOf(profile));
+    const contactBox = contact === null ? null : seal(keys[next++]!, contact);
+    const { jobTitle, department, externalId } = profile;
+    return { type: 'AddMember', data: { memberId, orgId, userId, name, contact: contactBox, jobTitle, department, externalId } };
+  });
 }
 
 /** Appends MemberJoined for a new member (no organization check, no wait). */
@@ -128,10 +155,9 @@ export async function joinMember(
   userId: number | null,
   ctx: CommandContext,
 ): Promise<{ memberId: string; position: Position }> {
-  const memberId = newMemberId();
-  const sealed = await sealProfile(deps, memberId, profile, null, null, new Map());
-  const command: MemberCommand = { type: 'AddMember', data: { memberId, orgId, userId, ...sealed.profile } };
-  const { position } = await deps.handler.handle(streams.member(memberId), memberDecider, command, ctx);
+  const [command] = await addMemberCommands(deps, orgId, [{ profile, userId }]);
+  const { memberId } = command!.data;
+  const { position } = await deps.handler.handle(streams.member(memberId), memberDecider, command!, ctx);
   return { memberId, position };
 }
 
@@ -148,7 +174,7 @@ export async function profileChange(
 ): Promise<MemberCommand> {
   const basis = basisOf(member, keys);
   if (basis === null && !member.nameErased) throw new Error(`the keys of member ${member.memberId} are missing`);
-  const sealed = await sealProfile(deps, member.memberId, profile, member, basis, keys);
+  const sealed = await sealProfile(deps, profile, member, basis, keys);
   return { type: 'ChangeMemberProfile', data: { memberId: member.memberId, ...(orgId !== undefined ? { orgId } : {}), ...sealed, basis } };
 }
 

@@ -9,7 +9,8 @@
 // 128-bit tag authenticates more strongly than key wrap's 64-bit integrity check, and it binds the
 // kek id, which key wrap cannot. GCM's limit under one key (2^32 random IVs) is far above the
 // number of wraps a KEK ever does (one per data key, plus one per rewrap).
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto';
+import { pooledRandomBytes } from './random-pool.js';
 
 const KEK_BYTES = 32;
 const IV_BYTES = 12;
@@ -68,7 +69,7 @@ export class DataKeyRing {
 
   wrap(dataKey: Uint8Array): WrappedKey {
     if (dataKey.length === 0) throw new DataKeyRingError('cannot wrap an empty key');
-    const iv = randomBytes(IV_BYTES);
+    const iv = pooledRandomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.current, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(aad(this.currentKekId));
     const ciphertext = Buffer.concat([cipher.update(dataKey), cipher.final()]);

@@ -2,13 +2,14 @@
 // the event log, so destroying a subject's rows makes its sealed data unreadable for good. Each key
 // is stored wrapped by the data KEK ring (data-key-ring.ts): a dump of the table opens nothing
 // without the KEK. Rows from before migration 010 hold their key in the clear until rewrapAll().
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { SubjectKey, SubjectKeyStore } from './subject-keys.js';
 import { batchPerTurn } from '../db/turn-batch.js';
 import { BlockReserve } from '../db/block-reserve.js';
 import type { DataKeyRing } from './data-key-ring.js';
 import { rewrapContactSearchKey } from './postgres-contact-search-key.js';
+import { pooledRandomBytes } from './random-pool.js';
 
 const TABLE = 'subject_keys';
 
@@ -22,6 +23,8 @@ const RECENT_MS = 5_000;
 const READY_BLOCK = 64;
 const READY_LOW = 16;
 
+const KEY_BYTES = 32;
+
 /** Rows rewrapped per transaction by rewrapAll(): short transactions, few round trips. */
 const REWRAP_BATCH = 1000;
 
@@ -33,13 +36,15 @@ interface StoredKeyRow {
 }
 
 export class PostgresSubjectKeyStore implements SubjectKeyStore {
-  /** The keys created in one event-loop turn, stored by one statement (one commit). */
-  private readonly store: (row: { keyId: string; subjectId: string; key: Buffer }) => Promise<void>;
+  /** The keys created in one event-loop turn (by create and createMany calls), stored by one statement (one commit). */
+  private readonly store: (rows: ReadonlyArray<{ keyId: string; subjectId: string; key: Buffer }>) => Promise<void>;
   /** Keys created here in the last RECENT_MS, oldest first; destroy() removes a subject's at once. */
   private readonly recent = new Map<string, { subjectId: string; key: Buffer; createdAt: number }>();
+  /** No recent key is older than this: forgetExpired() looks at the map only once one may have expired. */
+  private recentSince = Infinity;
   /** Stored keys for new subjects, not handed out yet. Lost on exit: rows nothing refers to. */
   private readonly ready = new BlockReserve<SubjectKey & { subjectId: string }>(async () => {
-    const block = Array.from({ length: READY_BLOCK }, () => ({ keyId: randomUUID(), subjectId: randomUUID(), key: randomBytes(32) }));
+    const block = Array.from({ length: READY_BLOCK }, () => ({ keyId: randomUUID(), subjectId: randomUUID(), key: pooledRandomBytes(KEY_BYTES) }));
     await this.insert(block);
     return block;
   }, READY_LOW);
@@ -48,28 +53,37 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
     private readonly knex: Knex,
     private readonly ring: DataKeyRing,
   ) {
-    this.store = batchPerTurn(async (rows) => {
-      await this.insert(rows);
-      return rows.map(() => undefined);
+    this.store = batchPerTurn(async (calls) => {
+      await this.insert(calls.flat());
+      return calls.map(() => undefined);
     });
   }
 
   async create(subjectId: string): Promise<SubjectKey> {
-    const key: SubjectKey = { keyId: randomUUID(), key: randomBytes(32) };
-    await this.store({ keyId: key.keyId, subjectId, key: key.key });
-    this.remember(key.keyId, subjectId, key.key);
+    const key: SubjectKey = { keyId: randomUUID(), key: pooledRandomBytes(KEY_BYTES) };
+    await this.store([{ keyId: key.keyId, subjectId, key: key.key }]);
+    this.remember([{ keyId: key.keyId, subjectId, key: key.key }]);
     return key;
+  }
+
+  async createMany(subjectIds: readonly string[]): Promise<SubjectKey[]> {
+    const rows = subjectIds.map((subjectId) => ({ keyId: randomUUID(), subjectId, key: pooledRandomBytes(KEY_BYTES) }));
+    if (rows.length > 0) await this.store(rows);
+    this.remember(rows);
+    return rows.map(({ keyId, key }) => ({ keyId, key }));
   }
 
   async createForNewSubject(): Promise<SubjectKey & { subjectId: string }> {
     const [next] = (await this.ready.take()) as [SubjectKey & { subjectId: string }];
-    this.remember(next.keyId, next.subjectId, next.key);
+    this.remember([next]);
     return next;
   }
 
-  private remember(keyId: string, subjectId: string, key: Buffer): void {
+  private remember(keys: ReadonlyArray<{ keyId: string; subjectId: string; key: Buffer }>): void {
     this.forgetExpired();
-    this.recent.set(keyId, { subjectId, key, createdAt: Date.now() });
+    const createdAt = Date.now();
+    for (const { keyId, subjectId, key } of keys) this.recent.set(keyId, { subjectId, key, createdAt });
+    this.recentSince = Math.min(this.recentSince, createdAt);
   }
 
   /** Stores keys wrapped under the current KEK only; the clear key never reaches the database. */
@@ -98,10 +112,14 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
       else unique.push(keyId);
     }
     if (unique.length === 0) return found;
-    // `= any(array)` keeps one statement shape whatever the count (no giant IN lists).
-    const rows: StoredKeyRow[] = await this.knex(TABLE)
-      .select('key_id', 'key', 'kek_id', 'wrapped_key')
-      .whereRaw('key_id = any(?::text[])', [unique]);
+    // One statement shape whatever the count (no giant IN lists), and one index probe per key
+    // (LATERAL, kept apart by its LIMIT): on statistics a bulk insert has made stale, `key_id =
+    // any(array)` of a few thousand keys was planned as a scan of the whole table.
+    const { rows } = await this.knex.raw<{ rows: StoredKeyRow[] }>(
+      `SELECT s.key_id, s.key, s.kek_id, s.wrapped_key FROM unnest(?::text[]) AS k(key_id)
+       CROSS JOIN LATERAL (SELECT * FROM ${TABLE} WHERE ${TABLE}.key_id = k.key_id LIMIT 1) s`,
+      [unique],
+    );
     // A key that does not unwrap throws rather than go missing: absent means erased to every caller.
     for (const row of rows) found.set(row.key_id, this.keyOf(row));
     return found;
@@ -110,8 +128,13 @@ export class PostgresSubjectKeyStore implements SubjectKeyStore {
   /** Drops the recent keys older than RECENT_MS (the map is in creation order). */
   private forgetExpired(): void {
     const expired = Date.now() - RECENT_MS;
+    if (this.recentSince > expired) return; // called per key created: most calls end here
+    this.recentSince = Infinity;
     for (const [keyId, entry] of this.recent) {
-      if (entry.createdAt > expired) break;
+      if (entry.createdAt > expired) {
+        this.recentSince = entry.createdAt;
+        break;
+      }
       this.recent.delete(keyId);
     }
   }

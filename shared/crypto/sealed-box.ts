@@ -1,8 +1,9 @@
 // Sealing personal data under a subject key (crypto-shredding, see subject-keys.ts).
 // AES-256-GCM with a fresh 96-bit IV per seal; the key id is bound as additional authenticated
 // data, so a sealed box cannot be relabelled to claim another key. Fields are base64url.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
 import type { Sealed, SubjectKey } from './subject-keys.js';
+import { pooledRandomBytes } from './random-pool.js';
 
 const ALGORITHM = 'aes-256-gcm';
 const KEY_LENGTH = 32;
@@ -22,7 +23,7 @@ export function seal(key: SubjectKey, value: unknown): Sealed {
   assertKey(key.key);
   const json = JSON.stringify(value);
   if (json === undefined) throw new TypeError('cannot seal a value that has no JSON form');
-  const iv = randomBytes(IV_LENGTH);
+  const iv = pooledRandomBytes(IV_LENGTH);
   const cipher = createCipheriv(ALGORITHM, key.key, iv, { authTagLength: TAG_LENGTH });
   cipher.setAAD(Buffer.from(key.keyId, 'utf8'));
   const ciphertext = Buffer.concat([cipher.update(json, 'utf8'), cipher.final()]);

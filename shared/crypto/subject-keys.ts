@@ -16,6 +16,8 @@ export interface SubjectKeyStore {
    * batch's id). Stores may keep such keys ready ahead of time, so a caller seldom waits for a write.
    */
   createForNewSubject(): Promise<SubjectKey & { readonly subjectId: string }>;
+  /** A new key for each subject, in order, stored with one write (bulk use cases: the member import). */
+  createMany(subjectIds: readonly string[]): Promise<SubjectKey[]>;
   /** Keys by key id; destroyed or unknown keys are absent from the map. */
   getMany(keyIds: readonly string[]): Promise<Map<string, Buffer>>;
   /** Destroys every key of the subject: its sealed data can never be read again. */

@@ -1,5 +1,6 @@
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import { NO_JIT } from './pg-pool.js';
 
 // int8 columns (counts, positions, numeric ids) come back as JS numbers where they fit safely.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => {
@@ -15,7 +16,7 @@ export function createKnex(connectionString: string, pool: { min?: number; max?:
     // An error's message keeps the statement with its placeholders, never the bound values
     // (emails, names, search terms) that it would otherwise carry into every log line.
     compileSqlOnError: false,
-    connection: { connectionString },
+    connection: { connectionString, options: NO_JIT },
     pool: { min: pool.min ?? 0, max: pool.max ?? 10 },
   });
 }

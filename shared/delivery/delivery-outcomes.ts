@@ -1,10 +1,13 @@
 // How a pass create learns that its email and SMS were accepted (or not) within DELIVERY_WAIT_MS.
 // The delivery worker records each outcome on the batch's delivery stream and then NOTIFYs
-// `pass_delivery` with the batch id; each process keeps one LISTEN connection (not one per
-// waiter). A create starts watching its batch before the batch's PassCreated is appended, so no
-// outcome can come before the watch; it reads the stream on each notification for its batch, and
-// the answer comes from the log, never from the notification. While the LISTEN connection is down
-// (or was when the watch began), a watch reads its stream every half second instead.
+// `pass_delivery` with the batch ids it recorded (space-separated); each process keeps one LISTEN
+// connection (not one per waiter) and hands each id to the waiters of that batch (a map lookup).
+// A create starts watching its batch before the batch's PassCreated is appended, so no outcome
+// can come before the watch; on a notification for its batch it reads the stream (the reads of
+// waiters woken together go out as one), and the answer comes from the log, never from the
+// notification. A worker in the same process tells its waiters what it recorded directly, which
+// needs no read at all. While the LISTEN connection is down (or was when the watch began), a
+// watch reads its stream every half second instead.
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import type { Logger } from '../logger.js';
@@ -12,9 +15,20 @@ import { fold } from '../domain/decider.js';
 import { streams } from '../domain/events.js';
 import type { DeliveryChannel } from '../domain/delivery-events.js';
 import { passDeliveryDecider, type PassDeliveryState } from '../domain/pass-delivery-decider.js';
-import type { EventStore, Position } from '../event-store/event-store.js';
+import type { EventStore, Position, RecordedEvent, StreamRead } from '../event-store/event-store.js';
+import { batchPerTurn } from '../db/turn-batch.js';
 
 export const DELIVERY_NOTIFY_CHANNEL = 'pass_delivery';
+
+/** NOTIFY payloads are limited to 8000 bytes: batch ids (UUIDs) go in chunks well below that. */
+const IDS_PER_NOTIFICATION = 150;
+
+/** The payloads that tell other processes these batches' outcomes were recorded. */
+export function encodeDeliveryNotifications(batchIds: readonly string[]): string[] {
+  const payloads: string[] = [];
+  for (let i = 0; i < batchIds.length; i += IDS_PER_NOTIFICATION) payloads.push(batchIds.slice(i, i + IDS_PER_NOTIFICATION).join(' '));
+  return payloads;
+}
 
 export interface DeliveryReport {
   readonly state: PassDeliveryState;
@@ -48,33 +62,48 @@ const POLL_MS = 500;
 const RECONNECT_MS = 1000;
 
 export class PostgresDeliveryOutcomes implements DeliveryOutcomes {
-  private readonly waiters = new Set<Waiter>();
+  /** Waiters by batch id (nearly always one per batch). */
+  private readonly waiters = new Map<string, Waiter[]>();
   private listener: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
   private closed = false;
+  /** Stream reads asked for in the same turn go out as one. */
+  private readonly readStream: (request: StreamRead) => Promise<RecordedEvent[]>;
 
   constructor(
     private readonly knex: Knex,
     private readonly store: EventStore,
     private readonly logger?: Logger,
-  ) {}
+  ) {
+    this.readStream = batchPerTurn((requests: StreamRead[]) => this.store.readStreams(requests));
+  }
 
   watch(batchId: string): DeliveryWatch {
     this.ensureListening();
     const waiter: Waiter = { batchId, woken: false, told: null, wake: () => void (waiter.woken = true) };
     // Listening already: every outcome from now on is notified, so nothing needs reading first.
     const heardFromStart = this.listener !== null;
-    this.waiters.add(waiter);
+    const same = this.waiters.get(batchId);
+    if (same) same.push(waiter);
+    else this.waiters.set(batchId, [waiter]);
     return {
       until: async (channels, timeoutMs) => {
         try {
           return await this.until(waiter, !heardFromStart, channels, timeoutMs);
         } finally {
-          this.waiters.delete(waiter);
+          this.forget(waiter);
         }
       },
-      cancel: () => void this.waiters.delete(waiter),
+      cancel: () => this.forget(waiter),
     };
+  }
+
+  private forget(waiter: Waiter): void {
+    const same = this.waiters.get(waiter.batchId);
+    if (!same) return;
+    const left = same.filter((w) => w !== waiter);
+    if (left.length > 0) this.waiters.set(waiter.batchId, left);
+    else this.waiters.delete(waiter.batchId);
   }
 
   private async until(waiter: Waiter, readFirst: boolean, channels: readonly DeliveryChannel[], timeoutMs: number): Promise<DeliveryReport> {
@@ -112,8 +141,9 @@ export class PostgresDeliveryOutcomes implements DeliveryOutcomes {
    * also tells the stream's state right after its append (the in-process fast path: no read).
    */
   observe(batchId: string, report?: DeliveryReport): void {
-    for (const waiter of this.waiters) {
-      if (waiter.batchId !== batchId) continue;
+    const same = this.waiters.get(batchId);
+    if (!same) return;
+    for (const waiter of same) {
       if (report) waiter.told = report;
       waiter.wake();
     }
@@ -121,7 +151,7 @@ export class PostgresDeliveryOutcomes implements DeliveryOutcomes {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const waiter of this.waiters) waiter.wake();
+    for (const same of this.waiters.values()) for (const waiter of same) waiter.wake();
     await this.connecting?.catch(() => undefined);
     const listener = this.listener;
     this.listener = null;
@@ -129,7 +159,7 @@ export class PostgresDeliveryOutcomes implements DeliveryOutcomes {
   }
 
   private async read(batchId: string): Promise<DeliveryReport> {
-    const events = await this.store.readStream(streams.passDelivery(batchId));
+    const events = await this.readStream({ streamName: streams.passDelivery(batchId) });
     return {
       state: fold(passDeliveryDecider, events as never[]),
       position: events.at(-1)?.position ?? null,
@@ -153,7 +183,8 @@ export class PostgresDeliveryOutcomes implements DeliveryOutcomes {
       client.on('error', lost);
       client.on('end', lost);
       client.on('notification', (message) => {
-        if (message.channel === DELIVERY_NOTIFY_CHANNEL && message.payload) this.observe(message.payload);
+        if (message.channel !== DELIVERY_NOTIFY_CHANNEL || !message.payload) return;
+        for (const batchId of message.payload.split(' ')) if (batchId) this.observe(batchId);
       });
       await client.query(`LISTEN ${DELIVERY_NOTIFY_CHANNEL}`);
       if (this.closed) {
@@ -162,7 +193,7 @@ export class PostgresDeliveryOutcomes implements DeliveryOutcomes {
       }
       this.listener = client;
       // Anyone who waited while there was no listener reads again now.
-      for (const waiter of this.waiters) waiter.wake();
+      for (const same of this.waiters.values()) for (const waiter of same) waiter.wake();
     } catch (error) {
       this.logger?.warn({ err: error }, 'pass delivery: cannot listen for outcomes; waiters poll');
       await client?.end().catch(() => undefined);

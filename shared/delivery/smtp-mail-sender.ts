@@ -1,5 +1,6 @@
-// The SMTP adapter of the mail port: one pooled nodemailer transport per sender (create one
-// sender per process), from SMTP_URL. `smtp://` connects in plain text and upgrades with STARTTLS
+// The SMTP adapter of the mail port: one pool of SMTP connections per sender (create one sender
+// per process; smtp-connection-pool.ts, over nodemailer's SMTPConnection), from SMTP_URL. Messages
+// are composed here (raw-mail.ts) and handed over whole. `smtp://` connects in plain text and upgrades with STARTTLS
 // when the server offers it; `smtps://` is TLS from the first byte (nodemailer's URL handling:
 // the scheme sets `secure`). Certificates are verified as Node does by default; only an explicit
 // `tls` option (tests) changes that.
@@ -7,9 +8,9 @@
 // A refusal becomes a DeliveryFailure whose message names the SMTP command, reply code and error
 // code, never the recipient or the server's text (a log line carries the message).
 import type { ConnectionOptions } from 'node:tls';
-import nodemailer, { type Mail, type SMTPPoolOptions } from 'nodemailer';
 import { DeliveryFailure, providerMessageId, type MailSender, type OutgoingMail, type SendReceipt } from './delivery-ports.js';
-import { sendMailOptions } from './raw-mail.js';
+import { composeRawMail } from './raw-mail.js';
+import { SmtpConnectionPool } from './smtp-connection-pool.js';
 
 export interface SmtpMailSenderOptions {
   /** Bound on connecting, on the greeting and on a silent socket (default 10 s): a dead server never hangs a send. */
@@ -80,43 +81,40 @@ export function classifySmtpError(error: unknown): Error {
 
 export class SmtpMailSender implements MailSender {
   readonly kind = 'smtp' as const;
-  private readonly transport: Mail;
+  private readonly pool: SmtpConnectionPool;
   private readonly sendTimeoutMs: number;
 
   constructor(smtpUrl: string, options: SmtpMailSenderOptions = {}) {
     const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
-    const transportOptions: SMTPPoolOptions & { pool: true } = {
-      pool: true,
-      // host, port, secure (smtps:) and auth (user:pass) come from the URL.
-      url: smtpUrl,
+    // host, port, secure (smtps:) and auth (user:pass) come from the URL.
+    this.pool = new SmtpConnectionPool(smtpUrl, {
       maxConnections: options.maxConnections ?? 2,
-      connectionTimeout: timeout,
-      greetingTimeout: timeout,
-      socketTimeout: timeout,
-      dnsTimeout: timeout,
-      // Nothing we send refers to a file or a URL to fetch; refuse it should it ever.
-      disableFileAccess: true,
-      disableUrlAccess: true,
-      ...(options.tls ? { tls: options.tls } : {}),
-    };
-    this.transport = nodemailer.createTransport(transportOptions);
-    // Each send reports its own failure; an error of an idle pooled connection (the server hung
-    // up) must not become an unhandled 'error' event that ends the process.
-    this.transport.on('error', () => undefined);
+      connection: {
+        connectionTimeout: timeout,
+        greetingTimeout: timeout,
+        socketTimeout: timeout,
+        dnsTimeout: timeout,
+        ...(options.tls ? { tls: options.tls } : {}),
+      },
+    });
   }
 
   async send(mail: OutgoingMail): Promise<SendReceipt> {
     try {
-      // sendMailOptions sets the stable Message-ID: a retry after a lost reply is recognisably the same message.
-      const info = await this.transport.sendMail({ ...sendMailOptions(mail), signal: AbortSignal.timeout(this.sendTimeoutMs) });
-      return { providerMessageId: providerMessageId((info as { response?: unknown }).response) };
+      // Composed here in one piece (the stable Message-ID in it: a retry after a lost reply is
+      // recognisably the same message) and written to the connection as is.
+      const { raw, envelope } = composeRawMail(mail);
+      // nodemailer refuses an address it cannot use before any server sees it.
+      if (envelope.to.length === 0) throw new DeliveryFailure('recipient_refused', true, 'the address was refused before sending (API EENVELOPE)');
+      const info = await this.pool.send(envelope, raw, AbortSignal.timeout(this.sendTimeoutMs));
+      return { providerMessageId: providerMessageId(info.response) };
     } catch (error) {
       throw classifySmtpError(error);
     }
   }
 
   async close(): Promise<void> {
-    this.transport.close();
+    this.pool.close();
   }
 }

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Decider, EventShape } from '../domain/decider.js';
-import type { Actor, AppendResult, EventStore, NewEvent, Position, RecordedEvent, StreamRead } from './event-store.js';
+import type { Actor, AppendResult, EventStore, NewEvent, Position, RecordedEvent, StreamAppend, StreamRead } from './event-store.js';
 import { START, WrongExpectedVersion } from './event-store.js';
 import { schemaVersionOf } from '../domain/event-schemas.js';
 import { batchPerTurn } from '../db/turn-batch.js';
 import { InvalidEventError } from './validating-event-store.js';
+import { appendToStreams } from './multi-stream-append.js';
 
 /** Who asked, and why: becomes every appended event's metadata. */
 export interface CommandContext {
@@ -25,6 +26,29 @@ interface CachedState {
   readonly state: unknown;
   /** When the state was last known to be the stream's latest (read, or appended by this process). */
   readonly knownAt: number;
+}
+
+/** A stream's folded state and the revision it was folded to. */
+export interface StreamState<State> {
+  readonly state: State;
+  readonly revision: number | 'no_stream';
+}
+
+/** One command of handleMany, on a stream of its own. */
+export interface StreamCommand<Command, State> {
+  readonly streamName: string;
+  readonly command: Command;
+  /** The stream as the caller read it (loadMany); omitted for a stream the caller knows is new (a fresh random id). */
+  readonly read?: StreamState<State>;
+}
+
+export interface HandleOptions<State> {
+  /**
+   * The stream as the caller has just read it (to act on it before deciding, as the delivery
+   * worker does before it sends): the first attempt decides on it without another read, and the
+   * append's expected revision proves it still current (else the usual lost-race path reads).
+   */
+  readonly known?: { readonly state: State; readonly revision: number | 'no_stream' };
 }
 
 export interface LoadOptions {
@@ -57,6 +81,7 @@ interface Pending {
   readonly decider: Decider<unknown, EventShape, unknown>;
   readonly command: unknown;
   readonly context: CommandContext;
+  readonly known?: { readonly state: unknown; readonly revision: number | 'no_stream' };
   readonly resolve: (result: HandleResult<EventShape, unknown>) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -107,12 +132,14 @@ export class CommandHandler {
     decider: Decider<Command, Event, State>,
     command: Command,
     context: CommandContext,
+    options: HandleOptions<State> = {},
   ): Promise<HandleResult<Event, State>> {
     return new Promise<HandleResult<Event, State>>((resolve, reject) => {
       const pending: Pending = {
         decider: decider as unknown as Decider<unknown, EventShape, unknown>,
         command,
         context,
+        known: options.known,
         resolve: resolve as (result: HandleResult<EventShape, unknown>) => void,
         reject,
       };
@@ -146,6 +173,91 @@ export class CommandHandler {
     const revision = last ? last.revision : cached ? cached.revision : 'no_stream';
     if (revision !== 'no_stream') this.remember(key, { revision, state, knownAt: readAt });
     return { state, revision };
+  }
+
+  /**
+   * Many streams' current states in one read, for a bulk use case that decides on all of them (the
+   * member import). Not cached: thousands of streams read once would push out the ones requests
+   * keep reading. A stream already cached is read from its cached revision on, and kept current.
+   */
+  async loadMany<Event extends EventShape, State>(
+    streamNames: readonly string[],
+    decider: Pick<Decider<unknown, Event, State>, 'initialState' | 'evolve'>,
+  ): Promise<Array<StreamState<State>>> {
+    if (streamNames.length === 0) return [];
+    const keys = streamNames.map((name) => cacheKey(name, decider.evolve));
+    const cached = keys.map((key) => this.cache.get(key));
+    const readAt = Date.now();
+    const read = await this.store.readStreams(streamNames.map((streamName, i) => ({ streamName, fromRevision: (cached[i]?.revision ?? -1) + 1 })));
+    return read.map((events, i) => {
+      const before = cached[i];
+      let state = (before ? before.state : decider.initialState()) as State;
+      for (const e of events) state = decider.evolve(state, { type: e.type, data: e.data } as Event);
+      const revision = events.at(-1)?.revision ?? before?.revision ?? 'no_stream';
+      if (before && revision !== 'no_stream') this.remember(keys[i]!, { revision, state, knownAt: readAt });
+      return { state, revision };
+    });
+  }
+
+  /**
+   * Many commands, one per stream, for a bulk use case: each decided on the state its caller read
+   * (no read here) and all appended together (appendToStreams: a few round trips for thousands),
+   * each with the revision it was decided on. A stream that moved since (WrongExpectedVersion)
+   * goes through handle(), which reads, decides again and retries as for any lost race. Outcomes
+   * in order; a rejected command (a domain error, an invalid event) is its own outcome only.
+   */
+  async handleMany<Command, Event extends EventShape, State>(
+    decider: Decider<Command, Event, State>,
+    commands: ReadonlyArray<StreamCommand<Command, State>>,
+    context: CommandContext,
+  ): Promise<Array<PromiseSettledResult<HandleResult<Event, State>>>> {
+    const outcomes: Array<PromiseSettledResult<HandleResult<Event, State>>> = new Array(commands.length);
+    const appends: StreamAppend[] = [];
+    const decided: Array<{ readonly index: number; readonly events: Event[]; readonly state: State }> = [];
+    const streams = new Set<string>();
+    for (const [index, { streamName, command, read }] of commands.entries()) {
+      if (streams.has(streamName)) throw new RangeError(`handleMany takes one command per stream; ${streamName} has two`);
+      streams.add(streamName);
+      const { state, revision } = read ?? { state: decider.initialState(), revision: 'no_stream' as const };
+      let events: Event[];
+      try {
+        events = decider.decide(command, state);
+      } catch (error) {
+        outcomes[index] = { status: 'rejected', reason: error };
+        continue;
+      }
+      if (events.length === 0) {
+        const nextExpectedRevision = revision === 'no_stream' ? -1 : revision;
+        outcomes[index] = { status: 'fulfilled', value: { events, state, nextExpectedRevision, position: START } };
+        continue;
+      }
+      let next = state;
+      for (const e of events) next = decider.evolve(next, e);
+      appends.push({ streamName, events: events.map((e) => toNewEvent(e, context, this.versionOf)), expected: revision });
+      decided.push({ index, events, state: next });
+    }
+    const written = await appendToStreams(this.store, appends);
+    const again: Array<Promise<void>> = [];
+    for (const [j, outcome] of written.entries()) {
+      const { index, events, state } = decided[j]!;
+      const { streamName, command } = commands[index]!;
+      if (outcome.status === 'fulfilled') {
+        const key = cacheKey(streamName, decider.evolve);
+        if (this.cache.has(key)) this.remember(key, { revision: outcome.value.nextExpectedRevision, state, knownAt: Date.now() });
+        outcomes[index] = { status: 'fulfilled', value: { ...outcome.value, events, state } };
+      } else if (outcome.reason instanceof WrongExpectedVersion) {
+        again.push(
+          this.handle(streamName, decider, command, context).then(
+            (value) => void (outcomes[index] = { status: 'fulfilled', value }),
+            (reason: unknown) => void (outcomes[index] = { status: 'rejected', reason }),
+          ),
+        );
+      } else {
+        outcomes[index] = outcome;
+      }
+    }
+    await Promise.all(again);
+    return outcomes;
   }
 
   /** Runs the stream's queue until it is empty; one drain per stream at a time. */
@@ -183,7 +295,9 @@ export class CommandHandler {
       // Optimistic first attempt: a cached state is decided on without a read, and the append's
       // expected revision proves it was current (else the usual lost-race path reads what is new).
       // What an append cannot prove, a rejection or nothing to append, is decided again on a read.
-      const cached = attempt === 1 ? this.cache.get(cacheKey(streamName, decider.evolve)) : undefined;
+      // A state the caller just read counts as cached (it serves the command it came with alone).
+      const known = batch.length === 1 ? batch[0]!.known : undefined;
+      const cached = attempt === 1 ? (known ?? this.cache.get(cacheKey(streamName, decider.evolve))) : undefined;
       const { state, revision } = cached ?? (await this.load(streamName, decider));
       let next = state;
       let revisionAfter = revision === 'no_stream' ? -1 : revision;
@@ -206,7 +320,10 @@ export class CommandHandler {
       if (toAppend.length === 0) return outcomes.map((o) => ({ ...o, position: START }));
       try {
         const result = await this.store.appendToStream(streamName, toAppend, revision);
-        this.remember(cacheKey(streamName, decider.evolve), { revision: result.nextExpectedRevision, state: next, knownAt: Date.now() });
+        const key = cacheKey(streamName, decider.evolve);
+        // A stream the caller read itself is not cached on that account: streams written once or
+        // twice (a delivery's) would push out the ones requests keep reading.
+        if (!(cached && cached === known) || this.cache.has(key)) this.remember(key, { revision: result.nextExpectedRevision, state: next, knownAt: Date.now() });
         // Every command of the batch is durable at the batch's last position.
         return outcomes.map((o) => ({ ...o, position: o.events.length > 0 ? result.position : START }));
       } catch (error) {

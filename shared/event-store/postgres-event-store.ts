@@ -6,6 +6,7 @@
 // skip that event for good. Readers therefore only see rows whose writing transaction is older
 // than every transaction still running (pg_snapshot_xmin): no later commit can sort before them.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createPgPool } from '../db/pg-pool.js';
 import {
@@ -19,6 +20,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  type StreamAppend,
   type StreamRead,
   type SubscribeOptions,
   type Subscription,
@@ -113,12 +115,15 @@ ORDER BY h.request`;
 
 /** More in one statement would make one slow append hold many callers. */
 const MAX_APPENDS_PER_STATEMENT = 64;
+/** A bulk writer's appends (appendToStreams) are its own: fewer, larger statements serve it best. */
+const MAX_BULK_APPENDS_PER_STATEMENT = 1000;
 
 interface PendingAppend {
   readonly streamName: string;
   readonly events: readonly NewEvent[];
   readonly expected: ExpectedRevision;
-  readonly payload: string;
+  /** The events as JSON, made when appended; null for a bulk append's, made with the statement's. */
+  readonly payload: string | null;
   readonly resolve: (result: AppendResult) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -131,16 +136,23 @@ interface MultiAppendRow {
   prepare: string | null;
 }
 
+const eventJson = (e: NewEvent) => ({ id: e.id, type: e.type, data: e.data === undefined ? null : e.data, metadata: e.metadata });
+
 function appendPayload(events: readonly NewEvent[]): string {
-  return JSON.stringify(events.map((e) => ({ id: e.id, type: e.type, data: e.data === undefined ? null : e.data, metadata: e.metadata })));
+  return JSON.stringify(events.map(eventJson));
 }
 
 function multiPayload(requests: readonly PendingAppend[]): string {
+  const expectation = (r: PendingAppend) =>
+    typeof r.expected === 'number' ? { kind: 'exact', expected: r.expected } : { kind: r.expected, expected: null };
+  // A bulk append's events are serialised here, all in one pass.
+  if (requests.every((r) => r.payload === null)) {
+    return JSON.stringify(requests.map((r) => ({ stream: r.streamName, ...expectation(r), events: r.events.map(eventJson) })));
+  }
   const parts = requests.map((r) => {
-    const kind = typeof r.expected === 'number' ? 'exact' : r.expected;
-    const expected = typeof r.expected === 'number' ? r.expected : null;
+    const { kind, expected } = expectation(r);
     // The events are already JSON: spliced in rather than parsed and serialised again.
-    return `{"stream":${JSON.stringify(r.streamName)},"kind":"${kind}","expected":${expected},"events":${r.payload}}`;
+    return `{"stream":${JSON.stringify(r.streamName)},"kind":"${kind}","expected":${expected},"events":${r.payload ?? appendPayload(r.events)}}`;
   });
   return `[${parts.join(',')}]`;
 }
@@ -212,54 +224,81 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  private async flushAppends(batch: readonly PendingAppend[]): Promise<void> {
-    // The same stream twice would compute one head for both: those go alone, in order.
+  /**
+   * appendToStream for many streams at once, for a bulk writer: statements of up to
+   * MAX_BULK_APPENDS_PER_STATEMENT appends, with exactly the per-append checks, positions,
+   * outcomes and NOTIFY of group commit.
+   */
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<Array<PromiseSettledResult<AppendResult>>> {
+    const requests: PendingAppend[] = [];
+    const outcomes = appends.map(
+      ({ streamName, events, expected }) =>
+        new Promise<AppendResult>((resolve, reject) => {
+          checkAppend(streamName, events, expected); // a throw here rejects this append only
+          requests.push({ streamName, events, expected, payload: null, resolve, reject });
+        }),
+    );
+    const settled = Promise.allSettled(outcomes); // handles a refused append's rejection at once
+    await this.flushAppends(requests, MAX_BULK_APPENDS_PER_STATEMENT).catch((error: unknown) => requests.forEach((r) => r.reject(error)));
+    return settled;
+  }
+
+  private async flushAppends(batch: readonly PendingAppend[], perStatement = MAX_APPENDS_PER_STATEMENT): Promise<void> {
+    // The same stream twice would compute one head for both: the later ones go alone, in order.
     const seen = new Set<string>();
     const together: PendingAppend[] = [];
-    const alone: PendingAppend[] = [];
+    const repeated: PendingAppend[] = [];
     for (const r of batch) {
-      if (seen.has(r.streamName) || together.length >= MAX_APPENDS_PER_STATEMENT) alone.push(r);
+      if (seen.has(r.streamName)) repeated.push(r);
       else {
         seen.add(r.streamName);
         together.push(r);
       }
     }
+    const statements: PendingAppend[][] = [];
+    for (let i = 0; i < together.length; i += perStatement) statements.push(together.slice(i, i + perStatement));
+    // Every stream is in one statement only, so the statements cannot conflict: they run side by side.
+    const unsettled = await Promise.all(statements.map((requests) => (requests.length === 1 ? requests : this.appendTogether(requests))));
+    // A stream's first append (unsettled) before its repeats: each stream's appends stay in order.
+    const alone = [...unsettled.flat(), ...repeated];
     const settle = (r: PendingAppend, result: Promise<AppendResult>) => result.then(r.resolve, r.reject);
-    if (together.length === 1) alone.unshift(together.pop()!);
-    if (together.length > 0) {
-      let rows: MultiAppendRow[] | null = null;
-      try {
-        ({ rows } = await this.pool.query<MultiAppendRow>({ name: 'event-store-append-many', text: APPEND_MANY_SQL, values: [multiPayload(together)] }));
-      } catch {
-        // Nothing was written: a concurrent writer, a retried event id, or one append's data the
-        // server refuses aborts the whole statement. Each append is made alone and gets its own
-        // outcome there, so no append fails for another's sake.
-      }
-      if (rows === null) {
-        alone.unshift(...together);
-      } else if (rows.length > 0) {
-        let committed = false;
-        const byRequest = new Map(rows.map((row) => [row.request, row]));
-        for (const [i, r] of together.entries()) {
-          const row = byRequest.get(i + 1);
-          if (row && row.revision !== null && row.commit !== null && row.prepare !== null) {
-            committed = true;
-            r.resolve({ nextExpectedRevision: row.revision, position: { commit: BigInt(row.commit), prepare: BigInt(row.prepare) } });
-          } else {
-            // Not where it expected: alone, it finds out whether this is a retry or a conflict.
-            alone.push(r);
-          }
-        }
-        if (committed) this.announce();
-      }
-    }
     const byStream = new Map<string, PendingAppend[]>();
     for (const r of alone) byStream.set(r.streamName, [...(byStream.get(r.streamName) ?? []), r]);
     await Promise.all(
       [...byStream.values()].map(async (requests) => {
-        for (const r of requests) await settle(r, this.appendAlone(r.streamName, r.events, r.expected, r.payload));
+        for (const r of requests) {
+          await settle(r, (async () => this.appendAlone(r.streamName, r.events, r.expected, r.payload ?? appendPayload(r.events)))());
+        }
       }),
     );
+  }
+
+  /** One statement for appends to distinct streams; answers those it could not settle, to go alone. */
+  private async appendTogether(together: readonly PendingAppend[]): Promise<PendingAppend[]> {
+    let rows: MultiAppendRow[];
+    try {
+      ({ rows } = await this.pool.query<MultiAppendRow>({ name: 'event-store-append-many', text: APPEND_MANY_SQL, values: [multiPayload(together)] }));
+    } catch {
+      // Nothing was written: a concurrent writer, a retried event id, or one append's data the
+      // server refuses aborts the whole statement. Each append is made alone and gets its own
+      // outcome there, so no append fails for another's sake.
+      return [...together];
+    }
+    const alone: PendingAppend[] = [];
+    let committed = false;
+    const byRequest = new Map(rows.map((row) => [row.request, row]));
+    for (const [i, r] of together.entries()) {
+      const row = byRequest.get(i + 1);
+      if (row && row.revision !== null && row.commit !== null && row.prepare !== null) {
+        committed = true;
+        r.resolve({ nextExpectedRevision: row.revision, position: { commit: BigInt(row.commit), prepare: BigInt(row.prepare) } });
+      } else {
+        // Not where it expected: alone, it finds out whether this is a retry or a conflict.
+        alone.push(r);
+      }
+    }
+    if (committed) this.announce();
+    return alone;
   }
 
   private async appendAlone(streamName: string, events: readonly NewEvent[], expected: ExpectedRevision, payload: string): Promise<AppendResult> {
@@ -350,6 +389,18 @@ export class PostgresEventStore implements EventStore {
     const { rows } = await this.pool.query<{ commit: string; prepare: string }>(HEAD_SQL);
     const row = rows[0];
     return row ? { commit: BigInt(row.commit), prepare: BigInt(row.prepare) } : START;
+  }
+
+  /** The row of event_store_identity (migration 012), beside the events table; the first caller writes it. */
+  async identity(): Promise<string> {
+    const read = async () => (await this.pool.query<{ id: string }>('SELECT id::text AS id FROM event_store_identity')).rows[0]?.id;
+    let id = await read();
+    if (!id) {
+      await this.pool.query('INSERT INTO event_store_identity (id) VALUES ($1) ON CONFLICT DO NOTHING', [randomUUID()]);
+      id = await read(); // ours, or that of a process that wrote it first
+    }
+    if (!id) throw new Error('event_store_identity holds no row');
+    return `postgresql:${id}`;
   }
 
   async close(): Promise<void> {

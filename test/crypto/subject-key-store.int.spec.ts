@@ -53,6 +53,25 @@ describe('PostgreSQL subject keys wrapped by the data KEK', function () {
   });
   afterEach(async () => knex?.destroy());
 
+  it('creates many keys with one write, in order, each for its subject, and another process reads them', async () => {
+    const store = new PostgresSubjectKeyStore(knex, testDataKeyRing());
+    const subjects = Array.from({ length: 1500 }, (_, i) => `member-${i}:${i % 2 ? 'contact' : 'name'}`);
+    const created = await store.createMany(subjects);
+    expect(created).to.have.length(subjects.length);
+    const rows = new Map((await allRows(knex)).map((row) => [row.key_id, row]));
+    created.forEach((key, i) => {
+      expect(rows.get(key.keyId)).to.deep.include({ subject_id: subjects[i], key: null });
+      expect(rows.get(key.keyId)!.wrapped_key!.includes(key.key)).to.equal(false);
+    });
+    // Another process (no recent keys of its own) unwraps the same keys, and erasure destroys them.
+    const other = new PostgresSubjectKeyStore(knex, testDataKeyRing());
+    const read = await other.getMany(created.map((k) => k.keyId));
+    expect(created.every((k) => read.get(k.keyId)?.equals(k.key))).to.equal(true);
+    await other.destroy(subjects[0]!);
+    expect((await other.getMany([created[0]!.keyId, created[1]!.keyId])).size).to.equal(1);
+    expect(await store.createMany([])).to.deep.equal([]);
+  });
+
   it('stores new keys only wrapped: the key bytes appear nowhere in the table', async () => {
     const store = new PostgresSubjectKeyStore(knex, testDataKeyRing());
     const created = [await store.create('user-1'), await store.create('user-1'), await store.createForNewSubject()];

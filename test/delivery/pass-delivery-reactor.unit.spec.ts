@@ -1,14 +1,14 @@
 import { expect } from 'chai';
-import { deliveryJobsOf } from '../../projections/pass-delivery-reactor.js';
+import { deliveryJobsOf, jobUpdatesOf } from '../../projections/pass-delivery-reactor.js';
 import type { RecordedEvent } from '../../shared/event-store/event-store.js';
 import { passData, sampleEvents } from '../support/domain-fixtures.js';
 
-const recorded = (type: string, data: unknown, revision: number): RecordedEvent =>
+const recorded = (type: string, data: unknown, revision: number, occurredAt = '2026-12-01T09:00:00.000Z'): RecordedEvent =>
   ({
     id: `00000000-0000-4000-8000-${String(revision).padStart(12, '0')}`,
     type,
     data,
-    metadata: { correlationId: 'c', causationId: null, actor: { kind: 'operator' }, occurredAt: '2026-12-01T09:00:00.000Z', schemaVersion: 2 },
+    metadata: { correlationId: 'c', causationId: null, actor: { kind: 'operator' }, occurredAt, schemaVersion: 2 },
     streamName: 'guest-invites-100-2026-12',
     revision,
     position: { commit: BigInt(revision + 1), prepare: BigInt(revision + 1) },
@@ -39,5 +39,32 @@ describe('pass delivery reactor: what goes on the work list', () => {
   it('leaves out batches from before the pass page (no link) and every other event', () => {
     const events = [recorded('PassCreated', passData(1), 0), recorded('PassRevoked', sampleEvents.PassRevoked.data, 1)];
     expect(deliveryJobsOf(events, now)).to.deep.equal([]);
+  });
+});
+
+describe('pass delivery work list: what recorded outcomes do to a batch', () => {
+  const batchId = '0b7f6c1e-5d2a-4c3b-9e8f-112233445566';
+  const sent = (channel: string, attempt: number) => ({ batchId, orgId: 1, channel, attempt, messageId: `m-${channel}`, providerMessageId: null });
+  const failed = (channel: string, attempt: number, final: boolean) => ({ batchId, orgId: 1, channel, attempt, errorClass: final ? 'recipient_refused' : 'provider_unavailable', final });
+
+  it('takes a batch off the list once a round settles every channel it tried', () => {
+    const events = [recorded('PassDeliverySucceeded', sent('email', 1), 0), recorded('PassDeliveryFailed', failed('sms', 1, true), 1)];
+    expect(jobUpdatesOf(events)).to.deep.equal([{ batch_id: batchId, done: true, next_attempt_at: null }]);
+  });
+
+  it('makes it due again after the pause a transient failure calls for, from the time it was recorded', () => {
+    const events = [recorded('PassDeliverySucceeded', sent('email', 1), 0), recorded('PassDeliveryFailed', failed('sms', 1, false), 1)];
+    expect(jobUpdatesOf(events)).to.deep.equal([{ batch_id: batchId, done: false, next_attempt_at: new Date('2026-12-01T09:00:01.000Z') }]);
+    const third = [recorded('PassDeliveryFailed', failed('sms', 3, false), 4, '2026-12-01T10:00:00.000Z')];
+    expect(jobUpdatesOf(third)).to.deep.equal([{ batch_id: batchId, done: false, next_attempt_at: new Date('2026-12-01T10:01:00.000Z') }]);
+  });
+
+  it('goes by the last round of a batch (one append, one time) when a replay brings several', () => {
+    const events = [
+      recorded('PassDeliveryFailed', failed('sms', 1, false), 0, '2026-12-01T09:00:00.000Z'),
+      recorded('PassDeliverySucceeded', sent('sms', 2), 1, '2026-12-01T09:00:01.500Z'),
+      recorded('PassCreated', passData(9), 2),
+    ];
+    expect(jobUpdatesOf(events)).to.deep.equal([{ batch_id: batchId, done: true, next_attempt_at: null }]);
   });
 });

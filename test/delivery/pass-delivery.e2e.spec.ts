@@ -11,6 +11,7 @@ import { streams } from '../../shared/domain/events.js';
 import { rebuildProjections } from '../../projections/rebuild.js';
 import { READ_MODELS } from '../../shared/db/read-models.js';
 import { startPassDelivery } from '../../projections/pass-delivery.js';
+import { ProjectionRunner } from '../../projections/runner.js';
 import { freePort } from '../../shared/db/embedded-postgres.js';
 
 /** Polls `check` until it returns a value, for at most `ms`. */
@@ -148,15 +149,53 @@ describe('pass delivery (SMTP and an SMS webhook, end to end)', function () {
     expect(events[0]!.data).to.include({ errorClass: 'provider_unavailable', final: false });
   });
 
+  it('sends each batch once while a second projections process (runner and worker) runs beside', async () => {
+    const runner = new ProjectionRunner({ knex: stack.db, store: stack.store, subjectKeys: stack.deps.subjectKeys, logger: stack.logger });
+    await runner.start();
+    const second = await startPassDelivery({
+      knex: stack.db,
+      store: stack.store,
+      handler: stack.deps.handler,
+      subjectKeys: stack.deps.subjectKeys,
+      senders: { mail: new SmtpMailSender(smtp.url), sms: new SmsWebhookSender({ url: sms.url, authToken: null }), mailFrom: 'x@example.test' },
+      baseUrl: stack.baseUrl,
+      pollIntervalMs: 100,
+    });
+    try {
+      const guests = Array.from({ length: 12 }, () => uniqueGuest());
+      const bodies = await Promise.all(guests.map((guest) => create(guest)));
+      const batchIds = await Promise.all(
+        bodies.map(async (b) => (await stack.db(READ_MODELS.passList).where({ public_id: b.public_id }).first('batch_id')).batch_id as string),
+      );
+      await eventually(async () => {
+        const done = await stack.db('pass_delivery_jobs').whereIn('batch_id', batchIds).where({ done: true }).count<{ count: string }[]>('* as count');
+        return Number(done[0]!.count) === batchIds.length;
+      });
+      for (const guest of guests) {
+        expect(mailsTo(guest.email)).to.have.length(1);
+        expect(sms.requests.filter((m) => m.to === guest.phone)).to.have.length(1);
+      }
+      for (const batchId of batchIds) {
+        const events = await stack.store.readStream(streams.passDelivery(batchId));
+        expect(events.map((e) => `${e.type} ${(e.data as { channel: string }).channel}`).sort()).to.deep.equal(['PassDeliverySucceeded email', 'PassDeliverySucceeded sms']);
+      }
+    } finally {
+      await second.stop();
+      await runner.stop();
+    }
+  });
+
   it('sends nothing again when the log is scheduled again from its start, nor after a rebuild', async () => {
     const guest = uniqueGuest();
     await create(guest, 2);
     const mails = smtp.received.length;
     const texts = sms.requests.length;
-    // A replay: the work list lost and the reactor's checkpoint reset to the start of the log.
+    // A replay: the work list lost and the scheduler's checkpoint reset to the start of the log.
     await stack.db('pass_delivery_jobs').del();
     await stack.db('forwarder_checkpoints').where({ name: 'pass-delivery' }).del();
-    // A second reactor and worker, as a restarted projections process would run them.
+    // A second runner (hosting the scheduler) and worker, as a restarted projections process would run them.
+    const runner = new ProjectionRunner({ knex: stack.db, store: stack.store, subjectKeys: stack.deps.subjectKeys, logger: stack.logger });
+    await runner.start();
     const replay = await startPassDelivery({
       knex: stack.db,
       store: stack.store,
@@ -174,6 +213,7 @@ describe('pass delivery (SMTP and an SMS webhook, end to end)', function () {
       });
     } finally {
       await replay.stop();
+      await runner.stop();
     }
     await rebuildProjections(undefined, { knex: stack.db, store: stack.store, subjectKeys: stack.deps.subjectKeys, logger: stack.logger });
     expect(smtp.received.length).to.equal(mails);

@@ -15,15 +15,18 @@ interface Received {
   readonly raw: Buffer;
 }
 
-/** A real SMTP server on 127.0.0.1:0, plain text (no STARTTLS offered), no authentication needed. */
-async function startServer(hooks: Pick<SMTPServerOptions, 'onRcptTo' | 'onData'> = {}) {
+/** A real SMTP server on 127.0.0.1:0, plain text (no STARTTLS offered), no authentication needed unless `onAuth` asks for it. */
+async function startServer(hooks: Pick<SMTPServerOptions, 'onRcptTo' | 'onData' | 'onAuth' | 'socketTimeout'> = {}) {
   const received: Received[] = [];
   let connections = 0;
   const server = new SMTPServer({
-    authOptional: true,
+    authOptional: !hooks.onAuth,
+    allowInsecureAuth: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
     closeTimeout: 1000,
+    ...(hooks.socketTimeout ? { socketTimeout: hooks.socketTimeout } : {}),
+    ...(hooks.onAuth ? { onAuth: hooks.onAuth } : {}),
     onConnect(_session, callback) {
       connections++;
       callback();
@@ -128,6 +131,52 @@ describe('SMTP mail sender (real in-process SMTP server)', function () {
     for (let i = 0; i < 3; i++) await sender.send(mail());
     expect(server.received).to.have.length(3);
     expect(server.connections()).to.equal(1);
+  });
+
+  it('sends on a new connection once the server has closed an idle one', async () => {
+    const { server, sender } = await setUp({ socketTimeout: 200 });
+    await sender.send(mail());
+    await new Promise((resolve) => setTimeout(resolve, 600)); // the server hangs up on the idle connection
+    await sender.send(mail());
+    expect(server.received).to.have.length(2);
+    expect(server.connections()).to.equal(2);
+  });
+
+  it('opens no more connections than allowed, however many sends wait', async () => {
+    const server = await startServer();
+    cleanups.push(server.close);
+    const sender = new SmtpMailSender(server.url, { timeoutMs: 2000, sendTimeoutMs: 5000, maxConnections: 2 });
+    cleanups.push(() => sender.close());
+    await Promise.all(Array.from({ length: 10 }, () => sender.send(mail())));
+    expect(server.received).to.have.length(10);
+    expect(server.connections()).to.equal(2);
+  });
+
+  it('signs in with the credentials of SMTP_URL, and reports refused credentials as provider_rejected, permanent', async () => {
+    const logins: string[] = [];
+    const server = await startServer({
+      onAuth: (auth, _session, callback) => {
+        logins.push(`${auth.username}:${auth.password}`);
+        if (auth.password === 's3cret') callback(null, { user: auth.username });
+        else callback(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }));
+      },
+    });
+    cleanups.push(server.close);
+    const url = new URL(server.url);
+    url.username = 'mailer';
+    url.password = 's3cret';
+    const sender = new SmtpMailSender(url.href, { timeoutMs: 2000, sendTimeoutMs: 5000 });
+    cleanups.push(() => sender.close());
+    await sender.send(mail());
+    expect(server.received).to.have.length(1);
+    url.password = 'wrong';
+    const refused = new SmtpMailSender(url.href, { timeoutMs: 2000, sendTimeoutMs: 5000 });
+    cleanups.push(() => refused.close());
+    const failure = await refusal(refused.send(mail()));
+    expect(failure.errorClass).to.equal('provider_rejected');
+    expect(failure.permanent).to.equal(true);
+    expect(failure.message).not.to.include('wrong');
+    expect(logins).to.deep.equal(['mailer:s3cret', 'mailer:wrong']);
   });
 
   it('reports a 550 to RCPT TO as recipient_refused, permanent, without the address or the server text', async () => {

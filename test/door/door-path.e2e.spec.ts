@@ -335,11 +335,18 @@ function scenarios(kind: BrokerKind, title: string) {
       });
       let started = false;
       const starting = standby.start().then(() => (started = true));
-      // It waits on the active gateway's lock, having connected to nothing.
+      // It asks for the active gateway's lock (a session of its own beside the holder's), having
+      // connected to nothing; it never waits inside PostgreSQL (leadership-lock.ts).
       await eventually(async () => {
-        const { rows } = await h.knex.raw("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
-        expect(rows[0].n).to.equal(1);
+        const { rows } = await h.knex.raw(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'guestpass door-gateway lock'",
+        );
+        expect(rows[0].n).to.equal(2);
       });
+      const { rows: waiting } = await h.knex.raw(
+        "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+      );
+      expect(waiting[0].n, 'a lock wait inside PostgreSQL').to.equal(0);
       expect(started).to.equal(false);
 
       await h.gateway!.stop();

@@ -46,6 +46,9 @@ class CountingKeyStore implements SubjectKeyStore {
   async createForNewSubject(): Promise<SubjectKey & { subjectId: string }> {
     throw new Error('not used');
   }
+  async createMany(): Promise<SubjectKey[]> {
+    throw new Error('not used');
+  }
   async getMany(ids: readonly string[]) {
     this.queries++;
     return new Map(ids.filter((id) => this.keys.has(id)).map((id) => [id, this.keys.get(id)!]));
