@@ -2,7 +2,7 @@
 //
 //   door simulate --facility ID [--controllers N] [--exit]
 //                                                    runs N controllers (exit readers with --exit) until Ctrl-C
-//   door scan --facility ID --qr VALUE [--controller ID] [--door NAME] [--exit]
+//   door scan --facility ID --qr=VALUE [--controller ID] [--door NAME] [--exit]
 //                                                    asks a running simulated controller to scan
 //                                                    (at its exit reader with --exit: checks a checked-in guest out)
 //
@@ -40,7 +40,7 @@ export class DoorCliError extends Error {
 
 export const DOOR_USAGE = `usage:
   guestpass door simulate --facility ID [--controllers N] [--exit] [--json]
-  guestpass door scan --facility ID --qr VALUE [--controller ID] [--door NAME] [--exit] [--json]`;
+  guestpass door scan --facility ID --qr=VALUE [--controller ID] [--door NAME] [--exit] [--json]`;
 
 /** The broker controllers and the CLI talk to: MQTT_URL, else the embedded broker of a running server. */
 export async function resolveMqttUrl(config: Pick<Config, 'mqttUrl' | 'dataDir'>): Promise<string> {
@@ -213,7 +213,7 @@ export async function doorCommand(args: string[], config: Pick<Config, 'mqttUrl'
       else {
         const kind = direction === 'exit' ? 'exit reader controller(s)' : 'controller(s)';
         io.out(`simulating ${count} ${kind} for facility ${facilityId} on ${redact(url)}: ${ids.join(', ')}`);
-        io.out('scan with: guestpass door scan --facility ' + facilityId + ' --qr VALUE   (Ctrl-C to stop)');
+        io.out('scan with: guestpass door scan --facility ' + facilityId + ' --qr=VALUE   (Ctrl-C to stop)');
         for (const c of simulation.controllers) {
           c.on('synced', (e: { credentials: number }) => io.out(`${c.controllerId}: resynced, ${e.credentials} credential(s)`));
           c.on('scan', (e: { result: string; reason: string | null; direction?: string }) =>

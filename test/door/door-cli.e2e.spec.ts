@@ -61,7 +61,7 @@ describe('embedded door path and the door CLI (aedes, in-process bus)', function
     await eventually(() => expect(door.controllers.get(facility)?.[0]?.holds(pass.publicId)).to.not.equal(undefined), 10_000);
 
     const io = capture();
-    expect(await doorCommand(['scan', '--facility', String(facility), '--qr', pass.qrValue], { mqttUrl: null, dataDir }, io)).to.equal(0);
+    expect(await doorCommand(['scan', '--facility', String(facility), `--qr=${pass.qrValue}`], { mqttUrl: null, dataDir }, io)).to.equal(0);
     expect(io.lines).to.deep.equal([`granted (controller sim-${facility}-1)`]);
 
     const json = capture();
@@ -78,7 +78,7 @@ describe('embedded door path and the door CLI (aedes, in-process bus)', function
 
     const scan = async () => {
       const out = capture();
-      await doorCommand(['scan', '--facility', String(facility), '--qr', pass.qrValue, '--controller', `cli-${facility}-2`, '--json'], { mqttUrl: null, dataDir }, out);
+      await doorCommand(['scan', '--facility', String(facility), `--qr=${pass.qrValue}`, '--controller', `cli-${facility}-2`, '--json'], { mqttUrl: null, dataDir }, out);
       return JSON.parse(out.lines[0]!);
     };
     await eventually(async () => expect(await scan()).to.include({ result: 'granted', controller_id: `cli-${facility}-2` }));
@@ -131,7 +131,7 @@ describe('door CLI against Mosquitto', function () {
     await h.createPass(pass);
     const scan = async () => {
       const io = capture();
-      await doorCommand(['scan', '--facility', String(facility), '--qr', pass.qrValue], { mqttUrl: MOSQUITTO_URL, dataDir: os.tmpdir() }, io);
+      await doorCommand(['scan', '--facility', String(facility), `--qr=${pass.qrValue}`], { mqttUrl: MOSQUITTO_URL, dataDir: os.tmpdir() }, io);
       return io.lines[0] ?? io.errors.join('\n'); // a failed scan shows why
     };
     // Each scan may wait its 5 s answer timeout while the gateway catches up on a busy machine.
@@ -166,7 +166,7 @@ async function checkOutThroughTheService(env: {
   };
   const scan = async (...extra: string[]) => {
     const io = capture();
-    const args = ['scan', '--facility', String(tenant.facilityId), '--qr', qrValue, ...env.scanArgs, ...extra, '--json'];
+    const args = ['scan', '--facility', String(tenant.facilityId), `--qr=${qrValue}`, ...env.scanArgs, ...extra, '--json'];
     const code = await doorCommand(args, env.cli, io);
     expect(code, io.lines.join('\n') + io.errors.join('\n')).to.equal(0);
     return JSON.parse(io.lines[0]!) as { result: string; reason: string | null; direction: string; access_id: string; controller_id: string };
