@@ -27,20 +27,25 @@ export interface RateLimitStore {
   counter(options: CounterOptions): RateLimiterAbstract;
 }
 
-/** Counts in this process; one counter per name and policy, so every limiter of one name shares it. */
-export function memoryRateLimitStore(): RateLimitStore {
+/** One counter per name and policy: every limiter of one name in a store shares its counts. */
+function onePerName(make: (counter: CounterOptions, first: boolean) => RateLimiterAbstract): RateLimitStore['counter'] {
   const counters = new Map<string, RateLimiterAbstract>();
+  return (counter) => {
+    const id = `${counter.keyPrefix}|${counter.points}|${counter.durationSeconds}`;
+    let made = counters.get(id);
+    if (made === undefined) {
+      made = make(counter, counters.size === 0);
+      counters.set(id, made);
+    }
+    return made;
+  };
+}
+
+/** Counts in this process. */
+export function memoryRateLimitStore(): RateLimitStore {
   return {
     shared: false,
-    counter({ keyPrefix, points, durationSeconds }) {
-      const id = `${keyPrefix}|${points}|${durationSeconds}`;
-      let counter = counters.get(id);
-      if (counter === undefined) {
-        counter = new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds });
-        counters.set(id, counter);
-      }
-      return counter;
-    },
+    counter: onePerName(({ keyPrefix, points, durationSeconds }) => new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds })),
   };
 }
 
@@ -87,20 +92,14 @@ function insuredStore(
     lastWarning = now;
     options.log.warn(`the rate-limit counters in ${backend} are slow or unreachable: counting in this process meanwhile`);
   };
-  const counters = new Map<string, RateLimiterAbstract>();
   return {
     shared: true,
-    counter(counter) {
+    counter: onePerName((counter, first) => {
       const { keyPrefix, points, durationSeconds } = counter;
-      const id = `${keyPrefix}|${points}|${durationSeconds}`;
-      const known = counters.get(id);
-      if (known !== undefined) return known;
       const insurance = new InsuranceCounter({ keyPrefix, points, duration: durationSeconds }, insured);
-      const limiter = sharedCounter(counter, counters.size === 0);
-      const wrapped = new RLWrapperTimeouts({ limiter, timeoutMs: options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, insuranceLimiter: insurance });
-      counters.set(id, wrapped);
-      return wrapped;
-    },
+      const limiter = sharedCounter(counter, first);
+      return new RLWrapperTimeouts({ limiter, timeoutMs: options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, insuranceLimiter: insurance });
+    }),
   };
 }
 

@@ -87,17 +87,23 @@ export class RateLimiter {
   /** Takes one point for `key`. Resolves with what is left; rejects with RateLimitedError. */
   async take(key: string, options: TakeOptions = {}): Promise<{ remaining: number; resetSeconds: number }> {
     const lockKey = options.lockKey ?? key;
-    if (lockKey !== key) {
-      const blocked = await this.blocks.get(lockKey);
-      if (blocked !== null && blocked.msBeforeNext > 0) return this.refuse(lockKey, blocked.msBeforeNext, this.blocks, options);
+    // The point and the lockout are asked for together: one store round trip of waiting, not two.
+    const consumed = this.requests.consume(key).then(
+      (res) => ({ res, refused: null }),
+      (error: unknown) => {
+        if (!(error instanceof RateLimiterRes)) throw error;
+        return { res: null, refused: error };
+      },
+    );
+    const blocked = lockKey === key ? null : await this.blocks.get(lockKey);
+    const { res, refused } = await consumed;
+    if (blocked !== null && blocked.msBeforeNext > 0) {
+      // A locked-out pair does not spend the bucket its key shares with the others.
+      if (res !== null) await this.requests.reward(key);
+      return this.refuse(lockKey, blocked.msBeforeNext, this.blocks, options);
     }
-    try {
-      const res = await this.requests.consume(key);
-      return { remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
-    } catch (error) {
-      if (!(error instanceof RateLimiterRes)) throw error;
-      return this.refuse(lockKey, error.msBeforeNext, lockKey === key ? this.requests : this.blocks, options);
-    }
+    if (refused !== null) return this.refuse(lockKey, refused.msBeforeNext, lockKey === key ? this.requests : this.blocks, options);
+    return { remaining: res!.remainingPoints, resetSeconds: Math.ceil(res!.msBeforeNext / 1000) };
   }
 
   /** Counts the rejection, locks out the caller that crossed the abuse threshold, and throws the 429. */

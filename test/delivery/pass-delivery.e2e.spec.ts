@@ -65,6 +65,27 @@ describe('pass delivery (SMTP and an SMS webhook, end to end)', function () {
   const mailsTo = (address: string) => smtp.received.filter((m) => m.to.includes(address));
   const smsTo = (phone: string) => sms.accepted.filter((m) => m.to === phone);
 
+  /** Another projections process beside the stack's: a runner (hosting the delivery scheduler) and a worker. */
+  async function secondProjectionsProcess(): Promise<{ stop(): Promise<void> }> {
+    const runner = new ProjectionRunner({ knex: stack.db, store: stack.store, subjectKeys: stack.deps.subjectKeys, logger: stack.logger });
+    await runner.start();
+    const delivery = await startPassDelivery({
+      knex: stack.db,
+      store: stack.store,
+      handler: stack.deps.handler,
+      subjectKeys: stack.deps.subjectKeys,
+      senders: { mail: new SmtpMailSender(smtp.url), sms: new SmsWebhookSender({ url: sms.url, authToken: null }), mailFrom: 'x@example.test' },
+      baseUrl: stack.baseUrl,
+      pollIntervalMs: 100,
+    });
+    return {
+      stop: async () => {
+        await delivery.stop();
+        await runner.stop();
+      },
+    };
+  }
+
   async function create(guest: { email?: string; phone?: string }, quantity = 1) {
     const res = await stack.request('POST', '/api/v1/org/passes', {
       apiKey: tenant.apiKey,
@@ -150,17 +171,7 @@ describe('pass delivery (SMTP and an SMS webhook, end to end)', function () {
   });
 
   it('sends each batch once while a second projections process (runner and worker) runs beside', async () => {
-    const runner = new ProjectionRunner({ knex: stack.db, store: stack.store, subjectKeys: stack.deps.subjectKeys, logger: stack.logger });
-    await runner.start();
-    const second = await startPassDelivery({
-      knex: stack.db,
-      store: stack.store,
-      handler: stack.deps.handler,
-      subjectKeys: stack.deps.subjectKeys,
-      senders: { mail: new SmtpMailSender(smtp.url), sms: new SmsWebhookSender({ url: sms.url, authToken: null }), mailFrom: 'x@example.test' },
-      baseUrl: stack.baseUrl,
-      pollIntervalMs: 100,
-    });
+    const second = await secondProjectionsProcess();
     try {
       const guests = Array.from({ length: 12 }, () => uniqueGuest());
       const bodies = await Promise.all(guests.map((guest) => create(guest)));
@@ -181,7 +192,6 @@ describe('pass delivery (SMTP and an SMS webhook, end to end)', function () {
       }
     } finally {
       await second.stop();
-      await runner.stop();
     }
   });
 
@@ -194,26 +204,15 @@ describe('pass delivery (SMTP and an SMS webhook, end to end)', function () {
     await stack.db('pass_delivery_jobs').del();
     await stack.db('forwarder_checkpoints').where({ name: 'pass-delivery' }).del();
     // A second runner (hosting the scheduler) and worker, as a restarted projections process would run them.
-    const runner = new ProjectionRunner({ knex: stack.db, store: stack.store, subjectKeys: stack.deps.subjectKeys, logger: stack.logger });
-    await runner.start();
-    const replay = await startPassDelivery({
-      knex: stack.db,
-      store: stack.store,
-      handler: stack.deps.handler,
-      subjectKeys: stack.deps.subjectKeys,
-      senders: { mail: new SmtpMailSender(smtp.url), sms: new SmsWebhookSender({ url: sms.url, authToken: null }), mailFrom: 'x@example.test' },
-      baseUrl: stack.baseUrl,
-      pollIntervalMs: 100,
-    });
+    const replay = await secondProjectionsProcess();
     try {
-    await eventually(async () => {
-      const left = await stack.db('pass_delivery_jobs').where({ done: false }).count<{ count: string }[]>('* as count');
-      const all = await stack.db('pass_delivery_jobs').count<{ count: string }[]>('* as count');
-      return Number(all[0]!.count) > 0 && Number(left[0]!.count) === 0;
+      await eventually(async () => {
+        const left = await stack.db('pass_delivery_jobs').where({ done: false }).count<{ count: string }[]>('* as count');
+        const all = await stack.db('pass_delivery_jobs').count<{ count: string }[]>('* as count');
+        return Number(all[0]!.count) > 0 && Number(left[0]!.count) === 0;
       });
     } finally {
       await replay.stop();
-      await runner.stop();
     }
     await rebuildProjections(undefined, { knex: stack.db, store: stack.store, subjectKeys: stack.deps.subjectKeys, logger: stack.logger });
     expect(smtp.received.length).to.equal(mails);
