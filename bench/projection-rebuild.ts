@@ -27,8 +27,13 @@ const TIME_LIMIT_MS = 120_000;
 const ORGS = 100;
 const USERS_PER_ORG = 20;
 const FACILITIES_PER_ORG = 2;
-/** The seeded keys are wrapped as the service stores them; the rebuild unwraps each one it reads. */
-const DATA_KEYS = new DataKeyRing(randomBytes(32));
+/**
+ * The seeded keys are wrapped as the service stores them; the rebuild unwraps each one it reads.
+ * The seeding child wraps under the parent's key-encryption key, handed down in its environment.
+ */
+const KEK_ENV = 'BENCH_REBUILD_DATA_KEK';
+const DATA_KEK = process.env[KEK_ENV] ? Buffer.from(process.env[KEK_ENV], 'hex') : randomBytes(32);
+const DATA_KEYS = new DataKeyRing(DATA_KEK);
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
@@ -63,7 +68,7 @@ class LogBuilder {
         causationId: null,
         actor: { kind: 'operator' },
         occurredAt: new Date(this.clock).toISOString(),
-        schemaVersion: 1,
+        schemaVersion: eventSchemas.versionOf(event.type),
       },
     });
   }
@@ -236,6 +241,7 @@ function seedInChild(url: string, target: number): Promise<{ events: number; pas
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--seed-child', url, '--events', String(target)], {
       stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, [KEK_ENV]: DATA_KEK.toString('hex') },
     });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
