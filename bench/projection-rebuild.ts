@@ -276,6 +276,10 @@ async function main(): Promise<void> {
     await knex.raw('ANALYZE');
     const seedMs = performance.now() - t0;
     console.log(`seeded ${events.toLocaleString('en')} events (${passes.toLocaleString('en')} passes, ${revoked.toLocaleString('en')} revocations) in ${(seedMs / 1000).toFixed(1)} s`);
+    // The log's size on disk per event (table, TOAST and indexes): what docs/capacity.md sizes storage from.
+    const size = await knex.raw<{ rows: Array<{ bytes: string }> }>(`SELECT pg_total_relation_size('events')::text AS bytes`);
+    const logBytes = Number(size.rows[0]!.bytes);
+    console.log(`log on disk ${(logBytes / 1024 / 1024).toFixed(0)} MB, ${Math.round(logBytes / events)} bytes per event (indexes included)`);
 
     const show = showRebuildProgress(new ProgressBar({ label: 'rebuild' }));
     let peakRss = process.memoryUsage().rss;
