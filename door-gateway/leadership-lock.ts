@@ -5,6 +5,13 @@
 // pg_advisory_lock: a statement that waits keeps its snapshot for as long as it waits, here as
 // long as the active gateway lives, and meanwhile every CREATE INDEX CONCURRENTLY of the database
 // (a projection rebuild's indexes) waits for it, and VACUUM keeps every row that died since.
+//
+// A holder cut off from the server without dying (its host or the network gone) must step down
+// before the server lets a standby in, or two gateways would drive the doors at once. So the
+// holder asks the server every `heartbeatMs` and steps down once an answer is `heartbeatTimeoutMs`
+// late (5 s by default), while the server ends the silent session, and so releases the lock, only
+// after about 19 s: TCP keepalives 10 s idle, then 3 probes 3 s apart, and tcp_user_timeout 20 s for
+// data left unacknowledged. Left to the operating system, the server would wait two hours.
 import type { Knex } from 'knex';
 import type pg from 'pg';
 
@@ -13,7 +20,20 @@ export interface LeadershipLockOptions {
   readonly pollMs?: number;
   /** Gives up waiting (rejects with an AbortError) once aborted. */
   readonly signal?: AbortSignal;
+  /** How often the holder asks the server (default 2000 ms). */
+  readonly heartbeatMs?: number;
+  /** An answer this late makes the holder step down (default 5000 ms; keep it well below the server's 19 s). */
+  readonly heartbeatTimeoutMs?: number;
 }
+
+/** The server's side of the order above: it gives up on a silent holder after about 19 s. */
+const SERVER_DEAD_PEER_SETTINGS = [
+  "SET application_name = 'guestpass door-gateway lock'",
+  'SET tcp_keepalives_idle = 10',
+  'SET tcp_keepalives_interval = 3',
+  'SET tcp_keepalives_count = 3',
+  'SET tcp_user_timeout = 20000',
+].join('; ');
 
 /**
  * Resolves once this process holds the lock, with its release. `onLost` is told once if the
@@ -37,12 +57,14 @@ export async function holdLeadershipLock(
     ended = true;
     lost(new Error('the connection holding the active door-gateway lock ended'));
   });
+  let heartbeat: NodeJS.Timeout | undefined;
   const release = async () => {
     holding = false;
+    clearInterval(heartbeat);
     await client.end().catch(() => undefined); // ending the session releases the lock
   };
   try {
-    await client.query("SET application_name = 'guestpass door-gateway lock'");
+    await client.query(SERVER_DEAD_PEER_SETTINGS);
     for (;;) {
       options.signal?.throwIfAborted();
       const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [key]);
@@ -55,7 +77,40 @@ export async function holdLeadershipLock(
     throw error;
   }
   holding = true;
+  heartbeat = keepAsking(client, options, (error) => {
+    lost(error);
+    void release();
+  });
   return release;
+}
+
+/** The holder's heartbeat: `onSilent` once the server fails to answer in time (or at all). */
+function keepAsking(client: pg.Client, options: LeadershipLockOptions, onSilent: (error: Error) => void): NodeJS.Timeout {
+  const timeoutMs = options.heartbeatTimeoutMs ?? 5000;
+  let asking = false;
+  const timer = setInterval(() => {
+    if (asking) return;
+    asking = true;
+    let late: NodeJS.Timeout | undefined;
+    const answered = client.query('SELECT 1');
+    const overdue = new Promise<never>((_, reject) => {
+      late = setTimeout(() => reject(new Error('no answer')), timeoutMs);
+    });
+    Promise.race([answered, overdue]).then(
+      () => {
+        clearTimeout(late);
+        asking = false;
+      },
+      (error: Error) => {
+        clearTimeout(late);
+        clearInterval(timer);
+        answered.catch(() => undefined); // its end comes with the connection's
+        onSilent(new Error(`the server holding the active door-gateway lock did not answer within ${timeoutMs} ms: ${error.message}`));
+      },
+    );
+  }, options.heartbeatMs ?? 2000);
+  timer.unref();
+  return timer;
 }
 
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
