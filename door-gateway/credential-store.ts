@@ -2,7 +2,7 @@
 // makes it the deployment's one active gateway: PostgreSQL.
 import type { Knex } from 'knex';
 import { SESSION_LOCKS } from '../shared/db/session-lock.js';
-import { holdLeadershipLock } from './leadership-lock.js';
+import { holdLeadershipLock } from '../shared/db/leadership-lock.js';
 import type { CredentialRecord } from './credential-state.js';
 
 export interface AckRecord {
@@ -94,14 +94,14 @@ function toRow(r: CredentialRecord) {
 export class KnexDoorCredentialStore implements DoorCredentialStore {
   constructor(
     private readonly knex: Knex,
-    /** How often a standby asks for the lock (leadership-lock.ts; default 1 s). */
+    /** How often a standby asks for the lock (shared/db/leadership-lock.ts; default 1 s). */
     private readonly leadershipPollMs?: number,
   ) {}
 
   // A session lock: PostgreSQL releases it when the holder's process dies, and a standby gateway
-  // asking here takes over (leadership-lock.ts).
+  // asking here takes over (shared/db/leadership-lock.ts).
   holdLeadership(onLost: (error: Error) => void, signal?: AbortSignal): Promise<() => Promise<void>> {
-    return holdLeadershipLock(this.knex, SESSION_LOCKS.doorGateway, onLost, { pollMs: this.leadershipPollMs, signal });
+    return holdLeadershipLock(this.knex, SESSION_LOCKS.doorGateway, onLost, { holder: 'door-gateway', pollMs: this.leadershipPollMs, signal });
   }
 
   async load(credentialIds: readonly string[]): Promise<Map<string, CredentialRecord>> {

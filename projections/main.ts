@@ -1,6 +1,7 @@
 // Runs the projection runner alone: `node dist/projections/main.js`, configured by the
 // environment (shared/config.ts: DATABASE_URL, EVENTSTORE_URL, LOG_LEVEL, ...). Several of these
-// processes may run at once: checkpoints are locked per batch, so they never apply an event twice.
+// processes may run at once: checkpoints are locked per batch, so they never apply an event twice;
+// one of them forwards pass events to Kafka at a time.
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { openRuntime } from '../cli/runtime.js';
@@ -10,6 +11,8 @@ import { observeDeliveryOutcomes } from '../shared/metrics/delivery-metrics.js';
 import { observeLogLag } from './lag-metrics.js';
 import { ProjectionRunner } from './runner.js';
 import { PassEventForwarder } from './pass-event-forwarder.js';
+import { runWhileLeader } from '../shared/db/leadership-lock.js';
+import { SESSION_LOCKS } from '../shared/db/session-lock.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
 import { startConfiguredPassDelivery } from './pass-delivery.js';
 import { defaultBaseUrl } from '../cli/runtime.js';
@@ -50,9 +53,25 @@ async function main(): Promise<void> {
           logger,
         });
         started.push(() => bus.close());
-        const forwarder = new PassEventForwarder({ store: runtime.store, knex: runtime.knex, bus, logger });
-        await forwarder.start();
-        started.push(() => forwarder.stop());
+        // One forwarder is active among the projections processes (the others stand by): each would
+        // otherwise publish every pass event again. A standby takes over from the checkpoint.
+        const forwarding = runWhileLeader({
+          knex: runtime.knex,
+          key: SESSION_LOCKS.passEventForwarder,
+          holder: 'pass event forwarder',
+          logger,
+          start: async () => {
+            const forwarder = new PassEventForwarder({ store: runtime.store, knex: runtime.knex, bus, logger });
+            // It retries until Kafka answers; stop() ends that too.
+            const starting = forwarder.start().catch((error: unknown) => logger.error({ err: error }, 'pass event forwarder failed to start'));
+            return async () => {
+              await forwarder.stop();
+              await starting;
+              await forwarder.stop(); // a subscription that began while the first stop ran
+            };
+          },
+        });
+        started.push(() => forwarding.stop());
         checks.push(kafkaCheck(bus));
       }
 

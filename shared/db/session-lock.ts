@@ -10,6 +10,8 @@ export const SESSION_LOCKS = {
   migrations: 7_302_517_446_001,
   /** One active door-gateway per deployment (door-gateway/credential-store.ts). */
   doorGateway: 7_302_517_446_002,
+  /** One active pass event forwarder among the projections processes (projections/main.ts). */
+  passEventForwarder: 7_302_517_446_003,
 } as const;
 
 /**

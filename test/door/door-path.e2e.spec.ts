@@ -336,7 +336,7 @@ function scenarios(kind: BrokerKind, title: string) {
       let started = false;
       const starting = standby.start().then(() => (started = true));
       // It asks for the active gateway's lock (a session of its own beside the holder's), having
-      // connected to nothing; it never waits inside PostgreSQL (leadership-lock.ts).
+      // connected to nothing; it never waits inside PostgreSQL (shared/db/leadership-lock.ts).
       await eventually(async () => {
         const { rows } = await h.knex.raw(
           "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'guestpass door-gateway lock'",

@@ -1,4 +1,4 @@
-// The active door-gateway's lock when its server falls silent without the connection closing (the
+// The leadership lock (the active door-gateway's, the active forwarder's) when its server falls silent without the connection closing (the
 // holder's network or the server's host gone, not the holder's process): the holder steps down
 // on its own, and a standby gets the lock only once the server has ended the silent session.
 // A proxy between the holder and PostgreSQL plays the network: it stops passing bytes, and later
@@ -7,9 +7,9 @@ import net from 'node:net';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { createKnex } from '../../shared/db/knex.js';
-import { holdLeadershipLock } from '../../door-gateway/leadership-lock.js';
+import { holdLeadershipLock, runWhileLeader, type LeaderRole } from '../../shared/db/leadership-lock.js';
 import { migratedDatabaseUrl } from '../support/database.js';
-import { eventually, sleep } from './fixtures.js';
+import { eventually, sleep } from '../door/fixtures.js';
 
 const KEY = 424_242;
 
@@ -47,7 +47,7 @@ async function silenceableProxy(target: { host: string; port: number }) {
   };
 }
 
-describe('door-gateway leadership lock (PostgreSQL)', function () {
+describe('leadership lock (PostgreSQL)', function () {
   this.timeout(30_000);
   let url: string;
   const knexes: Knex[] = [];
@@ -71,10 +71,10 @@ describe('door-gateway leadership lock (PostgreSQL)', function () {
       knexes.push(holderKnex, standbyKnex);
 
       const lost: Error[] = [];
-      await holdLeadershipLock(holderKnex, KEY, (error) => lost.push(error), { heartbeatMs: 50, heartbeatTimeoutMs: 300 });
+      await holdLeadershipLock(holderKnex, KEY, (error) => lost.push(error), { holder: 'test role', heartbeatMs: 50, heartbeatTimeoutMs: 300 });
       const standbyStop = new AbortController();
       let standbyHolds = false;
-      const standby = holdLeadershipLock(standbyKnex, KEY, () => undefined, { pollMs: 50, signal: standbyStop.signal }).then((release) => {
+      const standby = holdLeadershipLock(standbyKnex, KEY, () => undefined, { holder: 'test role', pollMs: 50, signal: standbyStop.signal }).then((release) => {
         standbyHolds = true;
         return release;
       });
@@ -97,6 +97,58 @@ describe('door-gateway leadership lock (PostgreSQL)', function () {
       await release();
     } finally {
       await proxy.close();
+    }
+  });
+
+  it('runs the work in one process at a time: a standby starts it when the active one stops or loses its lock', async () => {
+    const knex = createKnex(url, { max: 2 });
+    knexes.push(knex);
+    const log: string[] = [];
+    const role = (name: string): LeaderRole =>
+      runWhileLeader({
+        knex,
+        key: KEY + 1,
+        holder: 'test worker',
+        pollMs: 50,
+        start: async () => {
+          log.push(`${name} started`);
+          return async () => void log.push(`${name} stopped`);
+        },
+      });
+    const a = role('a');
+    const b = role('b');
+    const roles = { a, b };
+    try {
+      await eventually(() => expect(log).to.have.length(1));
+      await sleep(300); // both asked several times
+      expect(log, 'one active').to.have.length(1);
+      const first = log[0]!.split(' ')[0] as 'a' | 'b';
+      const second = first === 'a' ? 'b' : 'a';
+      expect(roles[first].active).to.equal(true);
+      expect(roles[second].active).to.equal(false);
+
+      // The active one's session ends under it (its connection killed): it stops its work, and asks again.
+      const { rows } = await knex.raw(
+        `SELECT pg_terminate_backend(pid) AS ended FROM pg_locks
+         WHERE locktype = 'advisory' AND granted AND classid = 0 AND objid = ? AND objsubid = 1
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        [KEY + 1],
+      );
+      expect(rows).to.deep.equal([{ ended: true }]);
+      await eventually(() => expect(log).to.have.length(3));
+      expect(log[1]).to.equal(`${first} stopped`);
+      // Whichever asked first holds it now (the one that lost may ask again at once).
+      const now = log[2]!.split(' ')[0] as 'a' | 'b';
+      const other = now === 'a' ? 'b' : 'a';
+      expect(roles[now].active).to.equal(true);
+
+      await roles[now].stop();
+      await eventually(() => expect(log).to.have.length(5));
+      expect(log.slice(3)).to.deep.equal([`${now} stopped`, `${other} started`]);
+      expect(roles[other].active).to.equal(true);
+    } finally {
+      await a.stop();
+      await b.stop();
     }
   });
 });

@@ -1,0 +1,203 @@
+// The lock that makes one process of several the deployment's active one for a role (the
+// door-gateway; the pass event forwarder of the projections processes): a PostgreSQL session
+// advisory lock on a connection of its own, which the server releases when the holder's process dies.
+//
+// A standby asks for it with pg_try_advisory_lock every `pollMs` rather than waiting in
+// pg_advisory_lock: a statement that waits keeps its snapshot for as long as it waits, here as
+// long as the active holder lives, and meanwhile every CREATE INDEX CONCURRENTLY of the database
+// (a projection rebuild's indexes) waits for it, and VACUUM keeps every row that died since.
+//
+// A holder cut off from the server without dying (its host or the network gone) must step down
+// before the server lets a standby in, or two would act at once (two gateways driving the doors).
+// So the
+// holder asks the server every `heartbeatMs` and steps down once an answer is `heartbeatTimeoutMs`
+// late (5 s by default), while the server ends the silent session, and so releases the lock, only
+// after about 19 s: TCP keepalives 10 s idle, then 3 probes 3 s apart, and tcp_user_timeout 20 s for
+// data left unacknowledged. Left to the operating system, the server would wait two hours.
+import type { Knex } from 'knex';
+import pg from 'pg';
+import type { Logger } from '../logger.js';
+
+export interface LeadershipLockOptions {
+  /** The role, as the lock's session and messages name it: `guestpass {holder} lock`. */
+  readonly holder: string;
+  /** How often a standby asks (default 1000 ms): the takeover's delay after the holder died. */
+  readonly pollMs?: number;
+  /** Gives up waiting (rejects with an AbortError) once aborted. */
+  readonly signal?: AbortSignal;
+  /** How often the holder asks the server (default 2000 ms). */
+  readonly heartbeatMs?: number;
+  /** An answer this late makes the holder step down (default 5000 ms; keep it well below the server's 19 s). */
+  readonly heartbeatTimeoutMs?: number;
+}
+
+/** The lock session's name and the server's side of the order above: it gives up on a silent holder after about 19 s. */
+const lockSessionSettings = (holder: string) =>
+  [
+    `SET application_name = ${pg.escapeLiteral(`guestpass ${holder} lock`)}`,
+    'SET tcp_keepalives_idle = 10',
+    'SET tcp_keepalives_interval = 3',
+    'SET tcp_keepalives_count = 3',
+    'SET tcp_user_timeout = 20000',
+  ].join('; ');
+
+/**
+ * Resolves once this process holds the lock, with its release. `onLost` is told once if the
+ * connection holding it fails or ends before the release (the lock is gone then).
+ */
+export async function holdLeadershipLock(
+  knex: Knex,
+  key: number,
+  onLost: (error: Error) => void,
+  options: LeadershipLockOptions,
+): Promise<() => Promise<void>> {
+  const client = (await knex.client.acquireRawConnection()) as pg.Client;
+  let holding = false;
+  let ended = false;
+  const lost = (error: Error) => {
+    if (holding) onLost(error);
+    holding = false;
+  };
+  client.on('error', lost);
+  client.on('end', () => {
+    ended = true;
+    lost(new Error(`the connection holding the active ${options.holder} lock ended`));
+  });
+  let heartbeat: NodeJS.Timeout | undefined;
+  const release = async () => {
+    holding = false;
+    clearInterval(heartbeat);
+    await client.end().catch(() => undefined); // ending the session releases the lock
+  };
+  try {
+    await client.query(lockSessionSettings(options.holder));
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [key]);
+      if (rows[0]?.locked) break;
+      await pause(options.pollMs ?? 1000, options.signal);
+    }
+    if (ended) throw new Error(`the connection for the active ${options.holder} lock ended`);
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  holding = true;
+  heartbeat = keepAsking(client, options, (error) => {
+    lost(error);
+    void release();
+  });
+  return release;
+}
+
+/** The holder's heartbeat: `onSilent` once the server fails to answer in time (or at all). */
+function keepAsking(client: pg.Client, options: LeadershipLockOptions, onSilent: (error: Error) => void): NodeJS.Timeout {
+  const timeoutMs = options.heartbeatTimeoutMs ?? 5000;
+  let asking = false;
+  const timer = setInterval(() => {
+    if (asking) return;
+    asking = true;
+    let late: NodeJS.Timeout | undefined;
+    const answered = client.query('SELECT 1');
+    const overdue = new Promise<never>((_, reject) => {
+      late = setTimeout(() => reject(new Error('no answer')), timeoutMs);
+    });
+    Promise.race([answered, overdue]).then(
+      () => {
+        clearTimeout(late);
+        asking = false;
+      },
+      (error: Error) => {
+        clearTimeout(late);
+        clearInterval(timer);
+        answered.catch(() => undefined); // its end comes with the connection's
+        onSilent(new Error(`the server holding the active ${options.holder} lock did not answer within ${timeoutMs} ms: ${error.message}`));
+      },
+    );
+  }, options.heartbeatMs ?? 2000);
+  timer.unref();
+  return timer;
+}
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export interface LeaderRole {
+  /** True while this process holds the lock and its work runs. */
+  readonly active: boolean;
+  /** Stops the work (if running), lets go of the lock, and stops asking for it. */
+  stop(): Promise<void>;
+}
+
+export interface WhileLeaderOptions extends Omit<LeadershipLockOptions, 'signal'> {
+  readonly knex: Knex;
+  readonly key: number;
+  readonly logger?: Logger;
+  /** Starts the work once the lock is held and resolves at once (work that waits for something runs on) with what stops it. */
+  readonly start: () => Promise<() => Promise<void>>;
+}
+
+/**
+ * Runs `start`'s work only while this process holds the lock, as a standby otherwise: when the lock
+ * is lost the work is stopped and the process asks for the lock again. Never rejects; failures to
+ * reach the database are logged and tried again.
+ */
+export function runWhileLeader(options: WhileLeaderOptions): LeaderRole {
+  const { knex, key, logger, start, ...lockOptions } = options;
+  const abort = new AbortController();
+  const stopped = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
+  let active = false;
+  const loop = (async () => {
+    while (!abort.signal.aborted) {
+      let onLost!: (error: Error) => void;
+      const lost = new Promise<Error>((resolve) => (onLost = resolve));
+      let release: () => Promise<void>;
+      try {
+        release = await holdLeadershipLock(knex, key, (error) => onLost(error), { ...lockOptions, signal: abort.signal });
+      } catch (error) {
+        if (abort.signal.aborted) break;
+        logger?.warn({ err: error }, `cannot ask for the ${options.holder} lock; asking again`);
+        await pause(lockOptions.pollMs ?? 1000, abort.signal).catch(() => undefined);
+        continue;
+      }
+      let stopWork: (() => Promise<void>) | null = null;
+      let failed = false;
+      try {
+        stopWork = await start();
+        active = true;
+        logger?.info(`active ${options.holder}: holds its lock`);
+        const reason = await Promise.race([lost, stopped.then(() => null)]);
+        if (reason) logger?.warn({ err: reason }, `lost the ${options.holder} lock; stopping, then asking again`);
+      } catch (error) {
+        logger?.error({ err: error }, `the ${options.holder} failed to start; asking for its lock again`);
+        failed = true;
+      } finally {
+        active = false;
+        await stopWork?.().catch((error: unknown) => logger?.warn({ err: error }, `stopping the ${options.holder} failed`));
+        await release();
+      }
+      // Another process may start it where this one could not; this one waits its turn.
+      if (failed) await pause(lockOptions.pollMs ?? 1000, abort.signal).catch(() => undefined);
+    }
+  })();
+  return {
+    get active() {
+      return active;
+    },
+    async stop() {
+      abort.abort();
+      await loop;
+    },
+  };
+}
