@@ -2,7 +2,8 @@
 // names. The scheduler that puts new batches on its work list runs inside the projection runner
 // (pass-delivery-reactor.ts), which every process that delivers runs too; the worker hears of new
 // work by NOTIFY (`pass_delivery_due`) from whichever runner scheduled it. Used by the projections
-// process, `npm start` and the test stack.
+// process, `npm start` and the test stack. Each also deletes the work list's rows a week after
+// they were done (pass-delivery-retention.ts).
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger.js';
 import type { EventStore } from '../shared/event-store/event-store.js';
@@ -14,6 +15,7 @@ import type { Config } from '../shared/config.js';
 import type { Runtime } from '../cli/runtime.js';
 import { createDeliverySenders } from '../shared/delivery/create-senders.js';
 import { PassDeliveryWorker } from './pass-delivery-worker.js';
+import { sweepDoneJobs } from './pass-delivery-retention.js';
 
 export interface PassDeliveryDeps {
   readonly knex: Knex;
@@ -68,10 +70,12 @@ export async function startPassDelivery(deps: PassDeliveryDeps): Promise<Running
     pollIntervalMs: deps.pollIntervalMs,
   });
   worker.start();
+  const stopSweeping = sweepDoneJobs(deps.knex, deps.logger);
   return {
     worker,
     description: deps.senders.describe?.() ?? `mail: ${deps.senders.mail.kind}; sms: ${deps.senders.sms.kind}`,
     async stop() {
+      await stopSweeping();
       await worker.stop();
       await Promise.all([deps.senders.mail.close(), deps.senders.sms.close()]);
     },
