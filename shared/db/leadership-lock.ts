@@ -9,11 +9,11 @@
 //
 // A holder cut off from the server without dying (its host or the network gone) must step down
 // before the server lets a standby in, or two would act at once (two gateways driving the doors).
-// So the
-// holder asks the server every `heartbeatMs` and steps down once an answer is `heartbeatTimeoutMs`
-// late (5 s by default), while the server ends the silent session, and so releases the lock, only
-// after about 19 s: TCP keepalives 10 s idle, then 3 probes 3 s apart, and tcp_user_timeout 20 s for
-// data left unacknowledged. Left to the operating system, the server would wait two hours.
+// So the holder asks the server every `heartbeatMs` and steps down once an answer is
+// `heartbeatTimeoutMs` late (5 s by default), while the server ends the silent session, and so
+// releases the lock, only after about 19 s: TCP keepalives 10 s idle, then 3 probes 3 s apart, and
+// tcp_user_timeout 20 s for data left unacknowledged. Left to the operating system, the server
+// would wait two hours.
 import type { Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
@@ -51,7 +51,8 @@ export async function holdLeadershipLock(
   onLost: (error: Error) => void,
   options: LeadershipLockOptions,
 ): Promise<() => Promise<void>> {
-  const client = (await knex.client.acquireRawConnection()) as pg.Client;
+  // A server that has fallen silent answers neither the connection nor a query: stop() must not wait on it.
+  const client = await unlessAborted(knex.client.acquireRawConnection() as Promise<pg.Client>, options.signal, (late) => void endConnection(late));
   let holding = false;
   let ended = false;
   const lost = (error: Error) => {
@@ -67,13 +68,13 @@ export async function holdLeadershipLock(
   const release = async () => {
     holding = false;
     clearInterval(heartbeat);
-    await client.end().catch(() => undefined); // ending the session releases the lock
+    await endConnection(client); // ending the session releases the lock
   };
   try {
-    await client.query(lockSessionSettings(options.holder));
+    await unlessAborted(client.query(lockSessionSettings(options.holder)), options.signal);
     for (;;) {
       options.signal?.throwIfAborted();
-      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [key]);
+      const { rows } = await unlessAborted(client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [key]), options.signal);
       if (rows[0]?.locked) break;
       await pause(options.pollMs ?? 1000, options.signal);
     }
@@ -117,6 +118,46 @@ function keepAsking(client: pg.Client, options: LeadershipLockOptions, onSilent:
   }, options.heartbeatMs ?? 2000);
   timer.unref();
   return timer;
+}
+
+/** `work`, or the signal's reason if it is aborted first (then what `work` yields later goes to `dispose`). */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, dispose?: (value: T) => void): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      reject(signal.reason);
+      work.then((value) => dispose?.(value), () => undefined);
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** How long a goodbye may take before the socket is dropped: a silent server never answers it. */
+const GOODBYE_MS = 1000;
+
+async function endConnection(client: pg.Client): Promise<void> {
+  let late: NodeJS.Timeout | undefined;
+  const ended = await Promise.race([
+    client.end().then(
+      () => true,
+      () => true,
+    ),
+    new Promise<false>((resolve) => (late = setTimeout(() => resolve(false), GOODBYE_MS))),
+  ]);
+  clearTimeout(late);
+  // pg has no public way to drop a connection whose peer is gone; its socket is `connection.stream`.
+  if (!ended) (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
 }
 
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -151,4 +151,37 @@ describe('leadership lock (PostgreSQL)', function () {
       await b.stop();
     }
   });
+
+  it('work whose server falls silent is stopped, and the role can still be stopped although the server never answers', async () => {
+    const target = new URL(url);
+    const proxy = await silenceableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    try {
+      const viaProxy = new URL(url);
+      viaProxy.hostname = '127.0.0.1';
+      viaProxy.port = String(proxy.port);
+      const knex = createKnex(viaProxy.toString(), { max: 1 });
+      knexes.push(knex);
+      const log: string[] = [];
+      const role = runWhileLeader({
+        knex,
+        key: KEY + 2,
+        holder: 'test silent',
+        pollMs: 50,
+        heartbeatMs: 50,
+        heartbeatTimeoutMs: 300,
+        start: async () => {
+          log.push('started');
+          return async () => void log.push('stopped');
+        },
+      });
+      await eventually(() => expect(log).to.deep.equal(['started']));
+      proxy.silence();
+      await eventually(() => expect(log).to.deep.equal(['started', 'stopped']), 5000);
+      expect(role.active).to.equal(false);
+      // It asks again, over a connection the silent server never answers; stop() ends that too.
+      await role.stop();
+    } finally {
+      await proxy.close();
+    }
+  });
 });
