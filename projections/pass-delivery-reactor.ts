@@ -21,7 +21,7 @@
 // them take them off again, and the worker sends nothing for a batch whose delivery stream says
 // it is settled.
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
+import { sqlLiteral } from '../shared/db/sql-literal.js';
 import type { PassCreated } from '../shared/domain/events.js';
 import type { PassDeliveryFailed, PassDeliverySucceeded } from '../shared/domain/delivery-events.js';
 import { nextAttemptAt } from '../shared/domain/delivery-plan.js';
@@ -111,29 +111,37 @@ export function jobUpdatesOf(events: readonly RecordedEvent[]): JobUpdate[] {
   return [...rounds].map(([batch_id, round]) => ({ batch_id, done: round.retryAt === null, next_attempt_at: round.retryAt }));
 }
 
-/** One INSERT for all the jobs, values inlined as one JSON literal (the runner's batch takes no parameters). */
+/**
+ * One INSERT for all the jobs, values inlined as one JSON literal (the runner's batch takes no
+ * parameters). sqlLiteral, not pg's escapeLiteral: the jobs carry the sealed guest data (about
+ * 1 kB each), which pg's one concatenation per character took about 12 µs a job to quote.
+ */
 export function insertJobsStatement(jobs: readonly JobRow[]): string {
   const json = JSON.stringify(jobs.map((j) => ({ ...j, next_attempt_at: j.next_attempt_at.toISOString() })));
   return `INSERT INTO pass_delivery_jobs (batch_id, org_id, pass, event_id, correlation_id, next_attempt_at)
      SELECT batch_id, org_id, pass, event_id, correlation_id, next_attempt_at
-     FROM json_to_recordset(${pg.escapeLiteral(json)}::json)
+     FROM json_to_recordset(${sqlLiteral(json)}::json)
        AS j(batch_id text, org_id bigint, pass jsonb, event_id uuid, correlation_id text, next_attempt_at timestamptz)
      ON CONFLICT (batch_id) DO NOTHING`;
 }
 
-/** One UPDATE for all the rows; a row once done stays done (a replayed older round does not revive it). */
+/**
+ * One UPDATE for all the rows; a row once done stays done (a replayed older round does not revive
+ * it). The LIMIT tells the planner how many rows the JSON holds: guessing 100, it read the whole
+ * list (done rows and all) into a hash join rather than look the few rows up by key.
+ */
 export function updateJobsStatement(updates: readonly JobUpdate[]): string {
   const json = JSON.stringify(updates.map((u) => ({ ...u, next_attempt_at: u.next_attempt_at?.toISOString() ?? null })));
   return `UPDATE pass_delivery_jobs AS j
      SET done = j.done OR u.done,
          next_attempt_at = CASE WHEN j.done OR u.done THEN j.next_attempt_at ELSE coalesce(u.next_attempt_at, j.next_attempt_at) END,
          updated_at = now()
-     FROM json_to_recordset(${pg.escapeLiteral(json)}::json) AS u(batch_id text, done boolean, next_attempt_at timestamptz)
+     FROM (SELECT * FROM json_to_recordset(${sqlLiteral(json)}::json) AS r(batch_id text, done boolean, next_attempt_at timestamptz) LIMIT ${updates.length}) AS u
      WHERE j.batch_id = u.batch_id`;
 }
 
 function notify(channel: string, payload: string): string {
-  return `SELECT pg_notify(${pg.escapeLiteral(channel)}, ${pg.escapeLiteral(payload)})`;
+  return `SELECT pg_notify(${sqlLiteral(channel)}, ${sqlLiteral(payload)})`;
 }
 
 export const passDeliveryScheduler: TransactionalReactor = {

@@ -25,6 +25,7 @@
 // store's readers while it runs); it writes the list itself only where no event says what became
 // of a batch (nothing left to do, an outcome it could not record, a pause not waited out yet).
 // Whoever looks at a batch, its retries wait out their pauses, as the log's times say.
+// (Past 500 lines: rounds, locks and sends share the state of the batches in hand.)
 import type { Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from '../shared/logger.js';
@@ -39,6 +40,7 @@ import { DELIVERY_DUE_CHANNEL, onWorkList, SCHEDULING_PROCESS, updateJobsStateme
 import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
 import { open } from '../shared/crypto/sealed-box.js';
 import { READ_MODELS } from '../shared/db/read-models.js';
+import { sqlLiteral } from '../shared/db/sql-literal.js';
 import { DeliveryFailure, type MailSender, type SmsSender } from '../shared/delivery/delivery-ports.js';
 import { composePassEmail, composePassSms, type PassMessageContent } from '../shared/delivery/pass-message.js';
 import { DELIVERY_NOTIFY_CHANNEL, type DeliveryReport } from '../shared/delivery/delivery-outcomes.js';
@@ -478,7 +480,7 @@ export class PassDeliveryWorker {
 }
 
 function textArray(values: readonly string[]): string {
-  return `${pg.escapeLiteral(`{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`).join(',')}}`)}::text[]`;
+  return `${sqlLiteral(`{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`).join(',')}}`)}::text[]`;
 }
 
 /** When the latest transient failure of a channel still pending lets the next attempt go (null: nothing to wait for). */
@@ -498,7 +500,7 @@ function retryNotBefore(events: readonly RecordedEvent[], state: PassDeliverySta
 function claimStatement(room: number, inHand: readonly string[], now: Date): string {
   return `WITH due AS (
        SELECT batch_id FROM pass_delivery_jobs
-       WHERE NOT done AND next_attempt_at <= ${pg.escapeLiteral(now.toISOString())}::timestamptz AND batch_id <> ALL(${textArray(inHand)})
+       WHERE NOT done AND next_attempt_at <= ${sqlLiteral(now.toISOString())}::timestamptz AND batch_id <> ALL(${textArray(inHand)})
        ORDER BY next_attempt_at LIMIT ${Math.trunc(room)}
      )
      SELECT j.batch_id, j.pass, j.event_id::text AS event_id, j.correlation_id

@@ -107,7 +107,7 @@ export class SmtpMailSender implements MailSender {
       const { raw, envelope } = composeRawMail(mail);
       // nodemailer refuses an address it cannot use before any server sees it.
       if (envelope.to.length === 0) throw new DeliveryFailure('recipient_refused', true, 'the address was refused before sending (API EENVELOPE)');
-      const info = await this.pool.send(envelope, raw, AbortSignal.timeout(this.sendTimeoutMs));
+      const info = await this.pool.send(envelope, raw, this.sendTimeoutMs);
       return { providerMessageId: providerMessageId(info.response) };
     } catch (error) {
       throw classifySmtpError(error);

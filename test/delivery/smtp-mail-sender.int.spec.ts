@@ -239,4 +239,22 @@ describe('SMTP mail sender (real in-process SMTP server)', function () {
     expect(failure.errorClass).to.equal('provider_unavailable');
     expect(failure.permanent).to.equal(false);
   });
+
+  it('gives up on a message the server never answers, within its send time-out; the next goes out on a new connection', async () => {
+    let stall = true;
+    const server = await startServer({
+      onData(_stream, _session, callback) {
+        if (!stall) return callback(null, 'OK: queued as 4712');
+        stall = false; // the first message is taken in and never answered
+      },
+    });
+    cleanups.push(server.close);
+    const sender = new SmtpMailSender(server.url, { timeoutMs: 5000, sendTimeoutMs: 500 });
+    cleanups.push(() => sender.close());
+    const failure = await refusal(sender.send(mail()));
+    expect(failure.errorClass).to.equal('provider_unavailable');
+    expect(failure.permanent).to.equal(false);
+    expect(await sender.send(mail())).to.have.property('providerMessageId');
+    expect(server.connections()).to.equal(2);
+  });
 });
