@@ -1,4 +1,4 @@
-// Single-pass create through HTTP: `npx tsx bench/http-create-pass.ts [--seconds 15] [--concurrency 10] [--admins 1] [--delivery-only]`.
+// Single-pass create through HTTP: `npx tsx bench/http-create-pass.ts [--seconds 15] [--concurrency 10] [--admins 1] [--delivery-only] [--cpu-profile DIR]`.
 // Runs the real stack in-process (embedded PostgreSQL, or DATABASE_URL's server; PostgreSQL event
 // store; projection runner; command and query apps behind the gateway on an ephemeral port) and
 // drives POST /api/v1/org/passes with one organization API key, `concurrency` requests in flight
@@ -12,6 +12,10 @@
 // batch's email and SMS to a real SMTP server (smtp-server) and an SMS webhook, both in a process
 // of their own; every create waits for its two messages to be accepted (DELIVERY_WAIT_MS), as
 // in production. Target: at least 200 batches/s, and no worse than 0.7x the run without delivery.
+// Between the two, the floor (delivery-floor.ts): the same messages through the same senders to
+// the same providers, with no service; the ratio it alone permits bounds what the service can reach.
+// `--cpu-profile DIR` writes a CPU profile of the stack's process over each measured window to DIR
+// (its figures then carry the profiler's cost).
 import { Pool } from 'undici';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -22,36 +26,79 @@ import { percentile } from './percentile.js';
 import { numberOption } from './command-line-options.js';
 import { machineCpuSeconds, processCpuSeconds } from './oauth-bench/machine-cpu.js';
 import { withServiceNodeFlags } from './service-node-flags.js';
+import { startCpuProfile } from './cpu-profile.js';
 import { startLocalSmsWebhook, startLocalSmtp } from '../test/delivery/local-providers.js';
 import { SmtpMailSender } from '../shared/delivery/smtp-mail-sender.js';
 import { SmsWebhookSender } from '../shared/delivery/sms-webhook-sender.js';
+import { measureDeliveryFloor, type DeliveryFloor } from './delivery-floor.js';
 
 const SECONDS = numberOption('seconds', 15);
 const CONCURRENCY = numberOption('concurrency', 10);
 const ADMINS = numberOption('admins', 1);
 const DELIVERY_ONLY = process.argv.includes('--delivery-only');
+const PROFILE_DIR = process.argv.includes('--cpu-profile') ? process.argv[process.argv.indexOf('--cpu-profile') + 1] : undefined;
 // Long enough for JIT and for autovacuum to analyse the fresh tables (plans made on empty tables are poor).
 const WARMUP_MS = 5000;
+/** The floor needs no tables warmed up, only JIT and connections; a few seconds of it are enough. */
+const FLOOR_WARMUP_MS = 2000;
+const FLOOR_SECONDS = Math.min(SECONDS, 5);
 
 interface PhaseResult {
   readonly throughput: number;
   readonly p99: number;
+  /** Machine CPU per create, ms. */
+  readonly machineMs: number;
+  /** CPU per create of the bench's own processes (stack, PostgreSQL, load generator, providers), ms. */
+  readonly ownMs: number;
 }
 
 async function main(): Promise<void> {
   const plain = DELIVERY_ONLY ? null : await phase(null);
   const providers = await startProviders();
+  const floor = await deliveryFloor(providers);
   const delivered = await phase(providers);
   providers.child.kill();
+  console.log('');
   if (plain) {
     const ratio = delivered.throughput / plain.throughput;
-    console.log('');
     console.log(
       `with delivery / without: ${delivered.throughput.toFixed(0)} / ${plain.throughput.toFixed(0)} creates/s = ${ratio.toFixed(2)}x` +
         `   (target >= 200/s: ${delivered.throughput >= 200 ? 'met' : 'NOT met'}; >= 0.7x: ${ratio >= 0.7 ? 'met' : 'NOT met'})`,
     );
   }
+  const floorOwnMs = floor.processMsPerPair + floor.providersMsPerPair;
+  const rows: Array<[string, string, number, number]> = [
+    ...(plain ? [['without delivery', `${plain.throughput.toFixed(0)} creates/s`, plain.machineMs, plain.ownMs] as [string, string, number, number]] : []),
+    ['with delivery', `${delivered.throughput.toFixed(0)} creates/s`, delivered.machineMs, delivered.ownMs],
+    ['transports alone (floor)', `${floor.pairsPerSecond.toFixed(0)} pairs/s`, floor.machineMsPerPair, floorOwnMs],
+  ];
+  // The machine's figure is what the issue's ratio follows; the bench's own processes' figure
+  // leaves out other work on a shared machine.
+  console.log('CPU per create (or per email + SMS pair):   machine   bench processes');
+  for (const [name, rate, machine, own] of rows) console.log(`  ${name.padEnd(26)} ${rate.padStart(14)}   ${machine.toFixed(2).padStart(5)} ms   ${own.toFixed(2).padStart(5)} ms`);
+  if (plain) {
+    // Were the service's delivery path free, each delivered create would still cost its plain
+    // create plus the transports; on a CPU-bound machine throughput goes as 1 / CPU per create.
+    const bound = (plainMs: number, floorMs: number, deliveredMs: number) =>
+      `permits ${(plainMs / (plainMs + floorMs)).toFixed(2)}x; the delivery path costs ${(deliveredMs - plainMs).toFixed(2)} ms per create, ${(deliveredMs - plainMs - floorMs).toFixed(2)} ms above the floor`;
+    console.log(`the floor alone (without-delivery CPU / (that + floor CPU)), by machine CPU: ${bound(plain.machineMs, floor.machineMsPerPair, delivered.machineMs)}`);
+    console.log(`                                              by the bench's processes: ${bound(plain.ownMs, floorOwnMs, delivered.ownMs)}`);
+  }
   await stopTestDatabases();
+}
+
+/** The transports alone, to the providers the delivery run uses (delivery-floor.ts). */
+async function deliveryFloor(providers: Providers): Promise<DeliveryFloor> {
+  console.log(`measuring the delivery transports alone for ${FLOOR_SECONDS} s at concurrency ${CONCURRENCY} ...`);
+  const floor = await measureDeliveryFloor({ ...providers, pid: providers.child.pid }, { concurrency: CONCURRENCY, seconds: FLOOR_SECONDS, warmupMs: FLOOR_WARMUP_MS });
+  console.log('');
+  console.log('delivery transports alone (no service): the same email and SMS, the same senders and providers');
+  console.log(`  pairs         ${floor.pairs} in ${FLOOR_SECONDS} s, concurrency ${CONCURRENCY}: ${floor.pairsPerSecond.toFixed(0)} pairs/s`);
+  console.log(
+    `  CPU/pair      senders ${floor.processMsPerPair.toFixed(2)} ms   providers ${floor.providersMsPerPair.toFixed(2)} ms   machine ${floor.machineMsPerPair.toFixed(2)} ms   (machine busy ${floor.machineBusyPercent.toFixed(0)} %)`,
+  );
+  console.log('');
+  return floor;
 }
 
 interface Providers {
@@ -111,11 +158,15 @@ async function phase(providers: Providers | null): Promise<PhaseResult> {
       `SELECT pid FROM pg_stat_activity WHERE datname = current_database() OR backend_type IN ('walwriter', 'checkpointer', 'background writer')`,
     )) as { rows: { pid: number }[] }).rows.map((r) => r.pid);
   let pgPids: number[] = [];
-  let before: { server: NodeJS.CpuUsage; pg: Map<number, number>; machine: ReturnType<typeof machineCpuSeconds> } | null = null;
+  // The providers' process too: on a shared machine, the machine's figure also holds others' work.
+  const providerPids = providers?.child.pid === undefined ? [] : [providers.child.pid];
+  let before: { server: NodeJS.CpuUsage; pg: Map<number, number>; providers: Map<number, number>; machine: ReturnType<typeof machineCpuSeconds> } | null = null;
+  let stopProfile: Promise<() => Promise<void>> | null = null;
   const { ok, failed: failedEntries, latencies, elapsedMs, cpuSeconds: loadCpu } = await new Promise<ClientResult>((resolve, reject) => {
     child.on('message', (m) => {
       if (m !== 'measuring') return resolve(m as ClientResult);
-      before = { server: process.cpuUsage(), pg: new Map(), machine: machineCpuSeconds() };
+      if (PROFILE_DIR) stopProfile = startCpuProfile(`${PROFILE_DIR}/service-${providers ? 'delivery' : 'plain'}.cpuprofile`);
+      before = { server: process.cpuUsage(), pg: new Map(), providers: processCpuSeconds(providerPids), machine: machineCpuSeconds() };
       void postgresPids().then((pids) => {
         pgPids = pids;
         before!.pg = processCpuSeconds(pids);
@@ -126,8 +177,11 @@ async function phase(providers: Providers | null): Promise<PhaseResult> {
   });
   const serverCpu = process.cpuUsage(before!.server);
   const pgAfter = processCpuSeconds(pgPids);
+  const providersAfter = processCpuSeconds(providerPids);
+  const providersCpu = providerPids.reduce((sum, pid) => sum + (providersAfter.get(pid) ?? 0) - (before!.providers.get(pid) ?? 0), 0);
   const pgCpu = [...pgAfter].reduce((sum, [pid, seconds]) => sum + seconds - (before!.pg.get(pid) ?? 0), 0);
   const machineAfter = machineCpuSeconds();
+  await (await (stopProfile as Promise<() => Promise<void>> | null))?.();
   const failed = new Map(failedEntries);
   const elapsed = elapsedMs / 1000;
   latencies.sort((a, b) => a - b);
@@ -146,7 +200,7 @@ async function phase(providers: Providers | null): Promise<PhaseResult> {
   const perCreate = (seconds: number) => `${((seconds * 1000) / Math.max(1, latencies.length)).toFixed(2)} ms`;
   const machineBusy = before!.machine && machineAfter ? machineAfter.busy - before!.machine.busy : NaN;
   console.log(
-    `  CPU/create    service ${perCreate((serverCpu.user + serverCpu.system) / 1e6)} (system ${perCreate(serverCpu.system / 1e6)})   PostgreSQL ${perCreate(pgCpu)}   load generator ${perCreate(loadCpu)}   machine ${perCreate(machineBusy)}` +
+    `  CPU/create    service ${perCreate((serverCpu.user + serverCpu.system) / 1e6)} (system ${perCreate(serverCpu.system / 1e6)})   PostgreSQL ${perCreate(pgCpu)}   load generator ${perCreate(loadCpu)}${providers ? `   providers ${perCreate(providersCpu)}` : ''}   machine ${perCreate(machineBusy)}` +
       `   (machine busy ${((100 * machineBusy) / (elapsed * os.cpus().length)).toFixed(0)} %)`,
   );
   console.log(`  machine       ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (other work on the machine skews the tail)`);
@@ -156,7 +210,8 @@ async function phase(providers: Providers | null): Promise<PhaseResult> {
     console.log(`  delivered     ${sent?.n} batches with both messages accepted (warm-up included)`);
   }
   await stack.stop();
-  return { throughput, p99 };
+  const ownSeconds = (serverCpu.user + serverCpu.system) / 1e6 + pgCpu + loadCpu + providersCpu;
+  return { throughput, p99, machineMs: (machineBusy * 1000) / Math.max(1, latencies.length), ownMs: (ownSeconds * 1000) / Math.max(1, latencies.length) };
 }
 
 interface ClientResult {
