@@ -58,46 +58,54 @@ describe('leadership lock (PostgreSQL)', function () {
   after(async () => {
     for (const knex of knexes) await knex.destroy().catch(() => undefined);
   });
+  const proxies: Array<{ close(): Promise<void> }> = [];
+  afterEach(async () => {
+    for (const proxy of proxies.splice(0)) await proxy.close();
+  });
 
-  it('a holder whose server stops answering steps down before the server lets a standby in', async () => {
+  /** A knex whose connections pass through a proxy the test can silence. */
+  async function knexThroughProxy() {
     const target = new URL(url);
     const proxy = await silenceableProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    try {
-      const viaProxy = new URL(url);
-      viaProxy.hostname = '127.0.0.1';
-      viaProxy.port = String(proxy.port);
-      const holderKnex = createKnex(viaProxy.toString(), { max: 1 });
-      const standbyKnex = createKnex(url, { max: 1 });
-      knexes.push(holderKnex, standbyKnex);
+    proxies.push(proxy);
+    const viaProxy = new URL(url);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(proxy.port);
+    const knex = createKnex(viaProxy.toString(), { max: 1 });
+    knexes.push(knex);
+    return { knex, proxy };
+  }
 
-      const lost: Error[] = [];
-      await holdLeadershipLock(holderKnex, KEY, (error) => lost.push(error), { holder: 'test role', heartbeatMs: 50, heartbeatTimeoutMs: 300 });
-      const standbyStop = new AbortController();
-      let standbyHolds = false;
-      const standby = holdLeadershipLock(standbyKnex, KEY, () => undefined, { holder: 'test role', pollMs: 50, signal: standbyStop.signal }).then((release) => {
-        standbyHolds = true;
-        return release;
-      });
-      standby.catch(() => undefined);
+  it('a holder whose server stops answering steps down before the server lets a standby in', async () => {
+    const { knex: holderKnex, proxy } = await knexThroughProxy();
+    const standbyKnex = createKnex(url, { max: 1 });
+    knexes.push(standbyKnex);
 
-      await sleep(400); // several heartbeats answered
-      expect(lost, 'a holder whose server answers').to.deep.equal([]);
-      expect(standbyHolds).to.equal(false);
+    const lost: Error[] = [];
+    await holdLeadershipLock(holderKnex, KEY, (error) => lost.push(error), { holder: 'test role', heartbeatMs: 50, heartbeatTimeoutMs: 300 });
+    const standbyStop = new AbortController();
+    let standbyHolds = false;
+    const standby = holdLeadershipLock(standbyKnex, KEY, () => undefined, { holder: 'test role', pollMs: 50, signal: standbyStop.signal }).then((release) => {
+      standbyHolds = true;
+      return release;
+    });
+    standby.catch(() => undefined);
 
-      proxy.silence();
-      await eventually(() => expect(lost).to.have.length(1), 5000);
-      expect(lost[0]!.message).to.match(/did not answer within 300 ms/);
-      // The server still has the holder's session, so the lock is still taken: nobody is active.
-      await sleep(300);
-      expect(standbyHolds, 'standby active while the server keeps the old session').to.equal(false);
+    await sleep(400); // several heartbeats answered
+    expect(lost, 'a holder whose server answers').to.deep.equal([]);
+    expect(standbyHolds).to.equal(false);
 
-      proxy.endServerSide();
-      const release = await standby;
-      expect(standbyHolds).to.equal(true);
-      await release();
-    } finally {
-      await proxy.close();
-    }
+    proxy.silence();
+    await eventually(() => expect(lost).to.have.length(1), 5000);
+    expect(lost[0]!.message).to.match(/did not answer within 300 ms/);
+    // The server still has the holder's session, so the lock is still taken: nobody is active.
+    await sleep(300);
+    expect(standbyHolds, 'standby active while the server keeps the old session').to.equal(false);
+
+    proxy.endServerSide();
+    const release = await standby;
+    expect(standbyHolds).to.equal(true);
+    await release();
   });
 
   it('runs the work in one process at a time: a standby starts it when the active one stops or loses its lock', async () => {
@@ -153,35 +161,25 @@ describe('leadership lock (PostgreSQL)', function () {
   });
 
   it('work whose server falls silent is stopped, and the role can still be stopped although the server never answers', async () => {
-    const target = new URL(url);
-    const proxy = await silenceableProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    try {
-      const viaProxy = new URL(url);
-      viaProxy.hostname = '127.0.0.1';
-      viaProxy.port = String(proxy.port);
-      const knex = createKnex(viaProxy.toString(), { max: 1 });
-      knexes.push(knex);
-      const log: string[] = [];
-      const role = runWhileLeader({
-        knex,
-        key: KEY + 2,
-        holder: 'test silent',
-        pollMs: 50,
-        heartbeatMs: 50,
-        heartbeatTimeoutMs: 300,
-        start: async () => {
-          log.push('started');
-          return async () => void log.push('stopped');
-        },
-      });
-      await eventually(() => expect(log).to.deep.equal(['started']));
-      proxy.silence();
-      await eventually(() => expect(log).to.deep.equal(['started', 'stopped']), 5000);
-      expect(role.active).to.equal(false);
-      // It asks again, over a connection the silent server never answers; stop() ends that too.
-      await role.stop();
-    } finally {
-      await proxy.close();
-    }
+    const { knex, proxy } = await knexThroughProxy();
+    const log: string[] = [];
+    const role = runWhileLeader({
+      knex,
+      key: KEY + 2,
+      holder: 'test silent',
+      pollMs: 50,
+      heartbeatMs: 50,
+      heartbeatTimeoutMs: 300,
+      start: async () => {
+        log.push('started');
+        return async () => void log.push('stopped');
+      },
+    });
+    await eventually(() => expect(log).to.deep.equal(['started']));
+    proxy.silence();
+    await eventually(() => expect(log).to.deep.equal(['started', 'stopped']), 5000);
+    expect(role.active).to.equal(false);
+    // It asks again, over a connection the silent server never answers; stop() ends that too.
+    await role.stop();
   });
 });
