@@ -11,6 +11,7 @@ import { observeDeliveryOutcomes } from '../shared/metrics/delivery-metrics.js';
 import { observeLogLag } from './lag-metrics.js';
 import { ProjectionRunner } from './runner.js';
 import { PassEventForwarder } from './pass-event-forwarder.js';
+import { Stopped } from './stoppable-retry.js';
 import { runWhileLeader } from '../shared/db/leadership-lock.js';
 import { SESSION_LOCKS } from '../shared/db/session-lock.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
@@ -62,8 +63,10 @@ async function main(): Promise<void> {
           logger,
           start: async () => {
             const forwarder = new PassEventForwarder({ store: runtime.store, knex: runtime.knex, bus, logger });
-            // It retries until Kafka answers; stop() ends that too.
-            const starting = forwarder.start().catch((error: unknown) => logger.error({ err: error }, 'pass event forwarder failed to start'));
+            // It retries until Kafka answers; stop() ends that too (Stopped).
+            const starting = forwarder.start().catch((error: unknown) => {
+              if (!(error instanceof Stopped)) logger.error({ err: error }, 'pass event forwarder failed to start');
+            });
             return async () => {
               await forwarder.stop();
               await starting;
