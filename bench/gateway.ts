@@ -15,6 +15,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomInt } from 'node:crypto';
 import { Agent, request } from 'undici';
 import { freshDatabase, databaseKind, stopTestDatabases } from '../test/support/database.js';
@@ -25,8 +26,8 @@ import { OperatorCli } from '../test/topology/support/operator-cli.js';
 import { percentile } from './percentile.js';
 import { integerOption, numberOption } from './command-line-options.js';
 import { runThenExit } from './run-then-exit.js';
-import { machineCpuSeconds, processCpuSeconds } from './oauth-bench/machine-cpu.js';
-import { readdirSync, readFileSync } from 'node:fs';
+import { machineCpuSeconds, processCpuSeconds, procStat } from './oauth-bench/machine-cpu.js';
+import { readdirSync } from 'node:fs';
 
 const SECONDS = numberOption('seconds', 10);
 const CONCURRENCY = integerOption('concurrency', 16);
@@ -138,8 +139,7 @@ function processesOf(topology: Topology): Map<number, string> {
     pids.set(master, 'nginx');
     for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
       try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === master) pids.set(Number(entry), 'nginx');
+        if (Number(procStat(entry)[1]) === master) pids.set(Number(entry), 'nginx'); // ppid
       } catch {
         // gone meanwhile
       }
@@ -233,10 +233,6 @@ async function main(): Promise<void> {
     await stopTestDatabases();
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 runThenExit(main);

@@ -22,6 +22,7 @@ import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js
 import { databaseKind, freshDatabase, stopTestDatabases } from '../test/support/database.js';
 import { integerOption } from './command-line-options.js';
 import { withServiceNodeFlags } from './service-node-flags.js';
+import { procStat, ticksToSeconds } from './oauth-bench/machine-cpu.js';
 
 const TIME_LIMIT_MS = 120_000;
 const ORGS = 100;
@@ -161,9 +162,6 @@ function buildLog(target: number): { log: LogBuilder; passes: number; revoked: n
   return { log, passes, revoked };
 }
 
-/** The fields of /proc/PID/stat after the command name (state first: ppid is [1], utime [11]). */
-const stat = (pid: string | number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-
 /**
  * CPU seconds used so far by the server processes serving `database` (Linux /proc; null
  * elsewhere): those running, and those that have ended (the postmaster's children's time: the
@@ -173,19 +171,19 @@ const stat = (pid: string | number) => readFileSync(`/proc/${pid}/stat`, 'utf8')
  */
 function serverCpuSeconds(database: string, postmaster: number): number | null {
   try {
-    const ended = stat(postmaster);
+    const ended = procStat(postmaster);
     let ticks = Number(ended[13]) + Number(ended[14]); // cutime + cstime: children ended and reaped
     for (const pid of readdirSync('/proc')) {
       if (!/^\d+$/.test(pid)) continue;
       try {
         if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(database)) continue;
-        const fields = stat(pid);
+        const fields = procStat(pid);
         ticks += Number(fields[11]) + Number(fields[12]); // utime + stime
       } catch {
         // the process ended meanwhile
       }
     }
-    return ticks / 100; // USER_HZ
+    return ticksToSeconds(ticks);
   } catch {
     return null;
   }
@@ -195,7 +193,7 @@ function serverCpuSeconds(database: string, postmaster: number): number | null {
 async function postmasterPid(knex: Knex): Promise<number | null> {
   const { rows } = await knex.raw<{ rows: Array<{ pid: number }> }>('SELECT pg_backend_pid() AS pid');
   try {
-    return Number(stat(rows[0]!.pid)[1]); // ppid
+    return Number(procStat(rows[0]!.pid)[1]); // ppid
   } catch {
     return null;
   }

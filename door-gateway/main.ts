@@ -16,6 +16,7 @@ import { DoorAccessReactor } from './door-access-reactor.js';
 import { runService } from '../shared/http/serve.js';
 import { databaseCheck, eventStoreCheck, kafkaCheck } from '../shared/http/readiness.js';
 import { mqttCheck, observeDoorGateway } from './door-metrics.js';
+import { untilAborted } from '../shared/until-aborted.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -69,17 +70,6 @@ async function main(): Promise<void> {
       await close().catch(() => undefined);
       throw error;
     }
-  });
-}
-
-/** `work`, or an AbortError as soon as `signal` is aborted. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  work.catch(() => undefined);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new DOMException('stopping', 'AbortError'));
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
 

@@ -70,7 +70,6 @@ async function main(): Promise<void> {
             return async () => {
               await forwarder.stop();
               await starting;
-              await forwarder.stop(); // a subscription that began while the first stop ran
             };
           },
         });

@@ -62,14 +62,18 @@ export class PassEventForwarder implements Reactor {
   async start(): Promise<void> {
     if (this.subscription) throw new Error('forwarder already started');
     await this.retry.run('create topics', () => this.options.bus.ensureTopics());
-    ({ position: this.position, subscription: this.subscription } = await followFromCheckpoint({
+    const followed = await followFromCheckpoint({
       ...this.options,
       name: this.name,
       retry: this.retry,
       context: { bus: this.options.bus.kind },
       batchSize: this.options.batchSize ?? 500,
       onEvents: (events) => this.handleBatch(events),
-    }));
+    });
+    this.position = followed.position;
+    // stop() called while this was starting found no subscription to end: end this one now.
+    if (this.retry.stopped) return followed.subscription.stop();
+    this.subscription = followed.subscription;
   }
 
   async stop(): Promise<void> {

@@ -16,19 +16,31 @@ function clockTicks(): number {
   return ticksPerSecond;
 }
 
+/**
+ * The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses):
+ * state [0], ppid [1], utime [11], stime [12], cutime [13], cstime [14]. Throws when the process is not there.
+ */
+export function procStat(pid: number | string): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** Seconds of CPU that /proc counts in clock ticks. */
+export function ticksToSeconds(ticks: number): number {
+  return ticks / clockTicks();
+}
+
 /** CPU seconds used so far by each of `pids` that is still running (from /proc/<pid>/stat). */
 export function processCpuSeconds(pids: readonly number[]): Map<number, number> {
   const seconds = new Map<number, number>();
   for (const pid of pids) {
-    let stat: string;
+    let fields: string[];
     try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      fields = procStat(pid);
     } catch {
       continue; // not here (exited, or a database server on another machine)
     }
-    // Fields after the command: state ppid ... utime (14th of the line) stime (15th).
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    seconds.set(pid, (Number(fields[11]) + Number(fields[12])) / clockTicks());
+    seconds.set(pid, ticksToSeconds(Number(fields[11]) + Number(fields[12])));
   }
   return seconds;
 }

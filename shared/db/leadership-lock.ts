@@ -14,9 +14,11 @@
 // releases the lock, only after about 19 s: TCP keepalives 10 s idle, then 3 probes 3 s apart, and
 // tcp_user_timeout 20 s for data left unacknowledged. Left to the operating system, the server
 // would wait two hours.
+import { setTimeout as pause } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
+import { untilAborted } from '../until-aborted.js';
 
 export interface LeadershipLockOptions {
   /** The role, as the lock's session and messages name it: `guestpass {holder} lock`. */
@@ -52,7 +54,7 @@ export async function holdLeadershipLock(
   options: LeadershipLockOptions,
 ): Promise<() => Promise<void>> {
   // A server that has fallen silent answers neither the connection nor a query: stop() must not wait on it.
-  const client = await unlessAborted(knex.client.acquireRawConnection() as Promise<pg.Client>, options.signal, (late) => void endConnection(late));
+  const client = await untilAborted(knex.client.acquireRawConnection() as Promise<pg.Client>, options.signal, (late) => void endConnection(late));
   let holding = false;
   let ended = false;
   const lost = (error: Error) => {
@@ -71,12 +73,12 @@ export async function holdLeadershipLock(
     await endConnection(client); // ending the session releases the lock
   };
   try {
-    await unlessAborted(client.query(lockSessionSettings(options.holder)), options.signal);
+    await untilAborted(client.query(lockSessionSettings(options.holder)), options.signal);
     for (;;) {
       options.signal?.throwIfAborted();
-      const { rows } = await unlessAborted(client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [key]), options.signal);
+      const { rows } = await untilAborted(client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [key]), options.signal);
       if (rows[0]?.locked) break;
-      await pause(options.pollMs ?? 1000, options.signal);
+      await pause(options.pollMs ?? 1000, undefined, { signal: options.signal });
     }
     if (ended) throw new Error(`the connection for the active ${options.holder} lock ended`);
   } catch (error) {
@@ -120,29 +122,6 @@ function keepAsking(client: pg.Client, options: LeadershipLockOptions, onSilent:
   return timer;
 }
 
-/** `work`, or the signal's reason if it is aborted first (then what `work` yields later goes to `dispose`). */
-function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, dispose?: (value: T) => void): Promise<T> {
-  if (!signal) return work;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      reject(signal.reason);
-      work.then((value) => dispose?.(value), () => undefined);
-    };
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
 /** How long a goodbye may take before the socket is dropped: a silent server never answers it. */
 const GOODBYE_MS = 1000;
 
@@ -158,20 +137,6 @@ async function endConnection(client: pg.Client): Promise<void> {
   clearTimeout(late);
   // pg has no public way to drop a connection whose peer is gone; its socket is `connection.stream`.
   if (!ended) (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-}
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 export interface LeaderRole {
@@ -209,7 +174,7 @@ export function runWhileLeader(options: WhileLeaderOptions): LeaderRole {
       } catch (error) {
         if (abort.signal.aborted) break;
         logger?.warn({ err: error }, `cannot ask for the ${options.holder} lock; asking again`);
-        await pause(lockOptions.pollMs ?? 1000, abort.signal).catch(() => undefined);
+        await pause(lockOptions.pollMs ?? 1000, undefined, { signal: abort.signal }).catch(() => undefined);
         continue;
       }
       let stopWork: (() => Promise<void>) | null = null;
@@ -229,7 +194,7 @@ export function runWhileLeader(options: WhileLeaderOptions): LeaderRole {
         await release();
       }
       // Another process may start it where this one could not; this one waits its turn.
-      if (failed) await pause(lockOptions.pollMs ?? 1000, abort.signal).catch(() => undefined);
+      if (failed) await pause(lockOptions.pollMs ?? 1000, undefined, { signal: abort.signal }).catch(() => undefined);
     }
   })();
   return {
