@@ -29,7 +29,8 @@ import { registerClient } from '../command-service/oauth-clients/register-client
 import { OAUTH_SCOPES } from '../shared/oauth/scopes.js';
 import { startDoorPath } from '../door-gateway/embedded.js';
 import { startConfiguredPassDelivery } from '../projections/pass-delivery.js';
-import { defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
+import { defaultBaseUrl, keyEncryptionKey, openRuntime, type Runtime } from './runtime.js';
+import { runAuditNotary } from '../projections/audit-notary-role.js';
 import { onShutdownSignal } from '../shared/shutdown-signal.js';
 
 /** The cursor secret survives restarts of the embedded default, so clients' cursors stay valid. */
@@ -125,6 +126,10 @@ export async function startEmbedded(config: Config, logger: Logger, options: Emb
     const doorPath = await startDoorPath({ store: runtime.store, knex: runtime.knex, config, logger });
     started.push(() => doorPath.stop());
 
+    // The audit notary: every event a leaf of the Merkle tree, signed heads, sample checks.
+    const notary = runAuditNotary({ knex: runtime.knex, store: runtime.store, kek: await keyEncryptionKey(config), logger });
+    started.push(() => notary.stop());
+
     const baseUrl = defaultBaseUrl(config, server.port);
     const oauth = await runtime.oauth(baseUrl);
     await oauth.signingKeys.current(); // the first start generates the signing key now, not on the first sign-in
@@ -157,7 +162,7 @@ export async function startEmbedded(config: Config, logger: Logger, options: Emb
       observeDoorGateway(doorPath.gateway),
     ];
     started.push(async () => metricsObservers.forEach((stopObserving) => stopObserving()));
-    const checks = [databaseCheck(runtime.knex), eventStoreCheck(runtime.store), mqttCheck(doorPath.gateway)];
+    const checks = [databaseCheck(runtime.knex), eventStoreCheck(runtime.store), mqttCheck(doorPath.gateway), notary.integrity.readinessCheck()];
     if (doorPath.bus instanceof KafkaPassBus) checks.push(kafkaCheck(doorPath.bus));
     server.serve(mountGateway(commandApp, queryApp), checks);
 

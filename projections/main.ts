@@ -16,7 +16,8 @@ import { runWhileLeader } from '../shared/db/leadership-lock.js';
 import { SESSION_LOCKS } from '../shared/db/session-lock.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
 import { startConfiguredPassDelivery } from './pass-delivery.js';
-import { defaultBaseUrl } from '../cli/runtime.js';
+import { defaultBaseUrl, keyEncryptionKey } from '../cli/runtime.js';
+import { runAuditNotary } from './audit-notary-role.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -76,6 +77,11 @@ async function main(): Promise<void> {
         started.push(() => forwarding.stop());
         checks.push(kafkaCheck(bus));
       }
+
+      // The audit notary (one active among the processes): Merkle tree, signed heads, sample checks.
+      const notary = runAuditNotary({ knex: runtime.knex, store: runtime.store, kek: await keyEncryptionKey(config), logger });
+      started.push(() => notary.stop());
+      checks.push(notary.integrity.readinessCheck());
 
       // Pass delivery: the email and SMS of each new batch (SMTP_URL, SMS_*; else the outbox folder).
       const baseUrl = defaultBaseUrl(config, config.port);

@@ -12,13 +12,15 @@ export type OrgScope =
   | 'org:passes:write'
   | 'org:facilities:read'
   | 'org:members:read'
-  | 'org:members:contact:read';
+  | 'org:members:contact:read'
+  | 'org:audit:read';
 export const ORG_SCOPES: readonly OrgScope[] = [
   'org:passes:read',
   'org:passes:write',
   'org:facilities:read',
   'org:members:read',
   'org:members:contact:read',
+  'org:audit:read',
 ];
 
 export const DEFAULT_INVITE_ALLOWANCE = 50;
@@ -186,6 +188,8 @@ import type { PassDeliveryFailed, PassDeliverySucceeded } from './delivery-event
 import type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChanged, MemberReactivated } from './member-events.js';
 export type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChanged, MemberReactivated };
 import type { OAuthEvent } from '../oauth/oauth-events.js';
+import type { AuditTreeHeadSigned } from './audit-events.js';
+export type { AuditTreeHeadSigned };
 export type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut, PassDeliveryFailed, PassDeliverySucceeded, OAuthEvent };
 
 export type DomainEvent =
@@ -217,6 +221,7 @@ export type DomainEvent =
   | MemberDeactivated
   | MemberReactivated
   | MemberErased
+  | AuditTreeHeadSigned
   | OAuthEvent;
 
 export type DomainEventType = DomainEvent['type'];
