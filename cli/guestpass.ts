@@ -26,6 +26,7 @@ import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js
 import { ALL_PROJECTIONS } from '../projections/all-projections.js';
 import { doorCommand } from './door.js';
 import { MEMBER_USAGE, memberCommand } from './member-commands.js';
+import { AUDIT_USAGE, auditCommand } from './audit-commands.js';
 import { listOutbox, outboxDir } from '../shared/delivery/outbox.js';
 import { DatabaseUnreachable, defaultBaseUrl, embeddedServerRunning, openRuntime, type Runtime } from './runtime.js';
 import { beginEmbeddedDataKekRotation, finishEmbeddedDataKekRotation } from './data-kek.js';
@@ -50,6 +51,7 @@ ${MEMBER_USAGE}
   projections status
   projections rebuild [NAME]
   events export [--stream S] [--from POSITION]
+${AUDIT_USAGE}
   outbox list [--limit N]   (the emails and SMS written to the data folder's outbox, newest first)
   door simulate --facility ID [--controllers N] [--exit]
   door scan --facility ID --qr VALUE [--exit]`;
@@ -544,6 +546,7 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
       io.out(json ? JSON.stringify(result.json) : result.text);
       return 0;
     }
+    if (group === 'audit') return await auditCommand(rest, { config, json, out: io.out, err: io.err, closed: io.closed, openRuntime: () => openRuntime(config, quietLogger) });
     const commands: Record<string, (r: Runtime) => Promise<Result | null>> = {
       org: (r) => org(r, rest),
       user: (r) => user(r, rest),
