@@ -40,6 +40,14 @@ export function inclusionProof(store: NodeStore, leafIndex: number, treeSize: nu
   return rangeHashes(store, inclusionRanges(leafIndex, treeSize));
 }
 
+/** Inclusion proofs of several leaves in one tree, in one store read (a page of a tenant's export). */
+export async function inclusionProofs(store: NodeStore, leafIndexes: readonly number[], treeSize: number): Promise<Buffer[][]> {
+  const perLeaf = leafIndexes.map((i) => inclusionRanges(i, treeSize));
+  const hashes = await rangeHashes(store, perLeaf.flat());
+  let at = 0;
+  return perLeaf.map((ranges) => hashes.slice(at, (at += ranges.length)));
+}
+
 /** RFC 9162 2.1.4.1: the proof that the tree of `oldSize` leaves is a prefix of the tree of `newSize`. */
 export function consistencyProof(store: NodeStore, oldSize: number, newSize: number): Promise<Buffer[]> {
   return rangeHashes(store, consistencyRanges(oldSize, newSize));
