@@ -15,6 +15,7 @@ import { KeyEncryptionKeyError } from '../shared/oauth/key-encryption-key.js';
 import { rotateAuditKey } from '../shared/audit/audit-keys.js';
 import { describeResult } from '../shared/audit/export-verifier.js';
 import { auditExportLines } from './audit-export.js';
+import { exportLineText } from '../shared/audit/export-format.js';
 import { loadKeySet, loadTrustedHead, verifyExportFile } from './audit-verify.js';
 import { integerArg, noPositionals, optional, parse, required, UsageError } from './cli-args.js';
 import { keyEncryptionKey, type Runtime } from './runtime.js';
@@ -60,7 +61,7 @@ function exportOptions(rest: string[]): { fromHead?: number; toHead?: number } {
 async function exportLog(runtime: Runtime, options: { fromHead?: number; toHead?: number }, kit: AuditCommandKit): Promise<number> {
   let written = 0;
   for await (const line of auditExportLines({ knex: runtime.knex, store: runtime.store }, options)) {
-    kit.out(JSON.stringify(line));
+    kit.out(exportLineText(line));
     if (kit.closed?.()) break;
     // Flat memory: let a slow reader of a pipe catch up rather than buffer the log.
     if (++written % 1000 === 0 && process.stdout.writableNeedDrain) await once(process.stdout, 'drain');

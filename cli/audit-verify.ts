@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import type { JWK } from 'jose';
 import { ValidationError } from '../shared/errors.js';
 import { ExportVerifier, type VerificationResult } from '../shared/audit/export-verifier.js';
+import { splitEntryLine } from '../shared/audit/export-format.js';
 import { OrgExportVerifier } from '../shared/audit/org-export-verifier.js';
 import { treeHeadSignatureProblem, type SignedTreeHead } from '../shared/audit/tree-head.js';
 import { ProgressBar } from '../projections/progress-bar.js';
@@ -70,18 +71,50 @@ export async function verifyExportFile(
   const operator = options.organization ? null : new ExportVerifier(options.keys, options.trustedHead);
   const tenant = options.organization ? new OrgExportVerifier(options.keys, options.trustedHead) : null;
   let count = 0;
-  for await (const text of lines) {
-    if (text.trim() === '') continue;
-    let line: unknown;
-    try {
-      line = JSON.parse(text);
-    } catch {
-      line = { kind: 'not json' };
+  // readline's async iterator reads ahead without bound; pausing at a queue of lines keeps memory flat.
+  const queue: string[] = [];
+  let closed = false;
+  let wake: (() => void) | null = null;
+  lines.on('line', (text) => {
+    queue.push(text);
+    if (queue.length >= 2000) lines.pause();
+    wake?.();
+  });
+  lines.on('close', () => {
+    closed = true;
+    wake?.();
+  });
+  for (;;) {
+    if (queue.length === 0) {
+      if (closed) break;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = null;
+      continue;
     }
-    if (operator) await operator.line(line as Parameters<ExportVerifier['line']>[0]);
-    else await tenant!.page(line as Parameters<OrgExportVerifier['page']>[0]);
-    count++;
-    if (bar && count % 2000 === 0) bar.update({ fraction: size > 0 ? input.bytesRead / size : null, of: 'of the file', detail: `${count.toLocaleString('en')} lines` });
+    const batch = queue.splice(0);
+    lines.resume();
+    for (const text of batch) {
+      if (text.trim() === '') continue;
+      let line: unknown;
+      let eventText: string | null = null;
+      try {
+        // An entry's event is hashed as the line carries it: no second serialization per event.
+        const entry = operator ? splitEntryLine(text) : null;
+        if (entry) {
+          line = { kind: 'entry', leaf: entry.leaf, event: entry.event };
+          eventText = entry.eventText;
+        } else {
+          line = JSON.parse(text);
+        }
+      } catch {
+        line = { kind: 'not json' };
+      }
+      if (operator) await operator.line(line as Parameters<ExportVerifier['line']>[0], eventText);
+      else await tenant!.page(line as Parameters<OrgExportVerifier['page']>[0]);
+      count++;
+      if (bar && count % 2000 === 0) bar.update({ fraction: size > 0 ? input.bytesRead / size : null, of: 'of the file', detail: `${count.toLocaleString('en')} lines` });
+
+    }
   }
   bar?.finish({ fraction: 1, of: 'of the file', detail: `${count.toLocaleString('en')} lines` });
   return operator ? operator.finish() : tenant!.finish();

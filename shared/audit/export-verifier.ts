@@ -7,7 +7,7 @@
 import type { JWK } from 'jose';
 import { eventLeafHash } from './audit-leaf.js';
 import { CompactRange } from './compact-range.js';
-import { fromHex, toHex } from './merkle-hash.js';
+import { fromHex, leafHash, toHex } from './merkle-hash.js';
 import { frontierNodes } from './compact-range.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportLine } from './export-format.js';
 import { treeHeadSignatureProblem, type SignedTreeHead } from './tree-head.js';
@@ -55,8 +55,12 @@ export class ExportVerifier {
     private readonly trustedHead: SignedTreeHead | null = null,
   ) {}
 
-  /** Feeds one line; after a failure it only looks for what classifies it. */
-  async line(line: ExportLine): Promise<void> {
+  /**
+   * Feeds one line; after a failure it only looks for what classifies it. `eventText`: an entry's
+   * event exactly as the line carries it (splitEntryLine), hashed as it stands; without it the
+   * event object is serialized again (JCS).
+   */
+  async line(line: ExportLine, eventText?: string | null): Promise<void> {
     if (this.failure) return this.lookAhead(line);
     if (!this.header) {
       if (line.kind !== 'header' || line.format !== EXPORT_FORMAT || line.version !== EXPORT_VERSION) return this.fail('malformed export', 'not a guestpass audit export (version 1)');
@@ -69,7 +73,7 @@ export class ExportVerifier {
       case 'frontier':
         return this.frontier(line.tree_size, line.nodes);
       case 'entry':
-        return this.entry(line.leaf, line.event);
+        return this.entry(line.leaf, line.event, eventText ?? null);
       case 'head':
         return this.head(line);
       case 'end':
@@ -112,7 +116,7 @@ export class ExportVerifier {
     this.checkTrusted();
   }
 
-  private entry(leaf: { index: number; event_id: string; position: string; leaf_hash: string } | null, event: Parameters<typeof eventLeafHash>[0] | null): void {
+  private entry(leaf: { index: number; event_id: string; position: string; leaf_hash: string } | null, event: Parameters<typeof eventLeafHash>[0] | null, eventText: string | null): void {
     const range = this.range;
     if (!range) return this.fail('malformed export', 'an entry before the tree started');
     if (leaf && event) {
@@ -121,7 +125,7 @@ export class ExportVerifier {
       let computed: Buffer;
       let recorded: Buffer;
       try {
-        computed = eventLeafHash(event);
+        computed = eventText !== null ? leafHash(Buffer.from(eventText, 'utf8')) : eventLeafHash(event);
         recorded = fromHex(leaf.leaf_hash);
       } catch (error) {
         return this.fail('changed', `the event cannot be hashed: ${(error as Error).message}`, at);
