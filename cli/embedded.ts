@@ -202,11 +202,13 @@ async function main(): Promise<void> {
   if (stopping.signal.aborted) return;
   process.stdout.write(`\nguestpass is running at ${service.baseUrl}\n`);
   process.stdout.write(`  OpenAPI: ${service.baseUrl}/api/v1/openapi.json\n`);
+  if (!service.demo) process.stdout.write(`  Console: ${service.baseUrl}/settings\n`);
   if (service.demo) {
     const { apiKey, adminEmail, adminPassword, clientId } = service.demo;
     process.stdout.write(
       `  Demo organization API key (every scope; shown this once, stored only as a hash):\n    ${apiKey}\n` +
         `  Demo admin sign-in (shown this once): ${adminEmail} / ${adminPassword}\n` +
+        `  Console (sign in as the demo admin): ${service.baseUrl}/settings\n` +
         `  Demo OAuth client (public, PKCE, redirect http://127.0.0.1:<any port>/callback): ${clientId}\n` +
         `  Discovery: ${service.baseUrl}/.well-known/openid-configuration\n`,
     );

@@ -15,6 +15,7 @@ import type { OAuthServices } from '../shared/oauth/oauth-services.js';
 import { oauthProtocolRoutes } from './oauth/oauth-routes.js';
 import { signInRoutes } from './sign-in/sign-in-routes.js';
 import { passPageRoutes } from './pass-page/pass-page-routes.js';
+import { consoleRoutes } from '../console/console-routes.js';
 
 export interface CommandAppDeps extends CommandDeps {
   readonly logger: Logger;
@@ -47,5 +48,6 @@ export function createCommandApp(appDeps: CommandAppDeps): Koa<HttpState> {
   app.use(oauthProtocolRoutes(deps, { trustProxy, tokenRateLimit: deps.oauthTokenRateLimit }).routes());
   app.use(signInRoutes(deps, { trustProxy }).routes());
   app.use(passPageRoutes(deps, { trustProxy }).routes());
+  app.use(consoleRoutes(deps, { trustProxy }).routes());
   return app;
 }
