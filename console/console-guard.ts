@@ -128,6 +128,11 @@ export function guard(env: ConsoleEnv, role: Role | null): HttpMiddleware[] {
   return [renderErrors(env), readForm(env), signedIn(env), roleCheck(env, role)];
 }
 
+/** The middleware of a console page that needs no sign-in (an invitation's emailed link): errors, and CSRF on POST. */
+export function publicGuard(env: ConsoleEnv): HttpMiddleware[] {
+  return [renderErrors(env), readForm(env)];
+}
+
 /**
  * True when the user signed in within the last 10 minutes. Otherwise sends the "sign in again"
  * page (coming back to `returnTo`, a GET page of the console) and returns false.

@@ -21,6 +21,11 @@ import { consoleUser } from './console-user.js';
 import { navFor } from './console-nav.js';
 import { consoleLayout } from './pages/console-layout.js';
 import { field } from '../command-service/sign-in/page-form.js';
+import { clientsSection } from './settings/clients-routes.js';
+import { apiKeysSection } from './settings/api-keys-routes.js';
+import { facilitiesSection } from './settings/facilities-routes.js';
+import { peopleSection } from './settings/people-routes.js';
+import { invitationsSection } from './invitations/invitations-routes.js';
 
 /** The sign-in forms' policy: 300 posts a minute per source address. */
 const CONSOLE_FORMS_LIMIT = { ...ORG_API_RATE_LIMIT, points: 300, windowSeconds: 60, abuseThreshold: 300 };
@@ -28,7 +33,7 @@ const CONSOLE_FORMS_LIMIT = { ...ORG_API_RATE_LIMIT, points: 300, windowSeconds:
 /** The console's sections; each adds its routes to the router it is given. */
 export type ConsoleSection = (router: Router<HttpState>, env: ConsoleEnv) => void;
 
-const SECTIONS: readonly ConsoleSection[] = [];
+const SECTIONS: readonly ConsoleSection[] = [clientsSection, apiKeysSection, facilitiesSection, peopleSection, invitationsSection];
 
 export function consoleRoutes(deps: CommandAppDeps, options: { trustProxy: boolean }): Router<HttpState> {
   const env: ConsoleEnv = {

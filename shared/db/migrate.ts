@@ -23,6 +23,7 @@ const migrations: Array<() => Promise<Migration>> = [
   () => import('./migrations/012_event_store_identity.js').then((m) => m.migration),
   () => import('./migrations/013_rate_limit_counters.js').then((m) => m.migration),
   () => import('./migrations/014_pass_delivery_jobs_retention.js').then((m) => m.migration),
+  () => import('./migrations/015_invitation_mail_claims.js').then((m) => m.migration),
 ];
 
 class ListedMigrations implements Knex.MigrationSource<Migration> {

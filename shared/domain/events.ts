@@ -75,6 +75,11 @@ export type FacilityAdded = {
   type: 'FacilityAdded';
   data: { facilityId: number; orgId: number; name: string; description: string | null };
 };
+/** The facility's name, description or IANA time zone changed (all three given, as they now are). */
+export type FacilityDetailsChanged = {
+  type: 'FacilityDetailsChanged';
+  data: { facilityId: number; orgId: number; name: string; description: string | null; timeZone: string };
+};
 export type FacilitySuspended = { type: 'FacilitySuspended'; data: { facilityId: number; orgId: number } };
 export type FacilityResumed = { type: 'FacilityResumed'; data: { facilityId: number; orgId: number } };
 export type FacilityDeactivated = { type: 'FacilityDeactivated'; data: { facilityId: number; orgId: number } };
@@ -185,6 +190,7 @@ import type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut } from './door-e
 import type { PassDeliveryFailed, PassDeliverySucceeded } from './delivery-events.js';
 import type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChanged, MemberReactivated } from './member-events.js';
 export type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChanged, MemberReactivated };
+import type { InvitationMailEvent } from './invitation-mail-events.js';
 import type { OAuthEvent } from '../oauth/oauth-events.js';
 export type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut, PassDeliveryFailed, PassDeliverySucceeded, OAuthEvent };
 
@@ -192,6 +198,7 @@ export type DomainEvent =
   | OrganizationCreated
   | OrganizationInviteAllowanceChanged
   | FacilityAdded
+  | FacilityDetailsChanged
   | FacilitySuspended
   | FacilityResumed
   | FacilityDeactivated
@@ -217,6 +224,7 @@ export type DomainEvent =
   | MemberDeactivated
   | MemberReactivated
   | MemberErased
+  | InvitationMailEvent
   | OAuthEvent;
 
 export type DomainEventType = DomainEvent['type'];
