@@ -41,7 +41,7 @@ import { PageWriter } from './page-writer.js';
 import { connectionStringOf } from '../shared/db/knex.js';
 import { encodeProgress, PROGRESS_CHANNEL, ROWS_CHANGED_CHANNEL } from './progress-channel.js';
 import { errorMessage, isDeterministic } from './errors.js';
-import type { ProjectionDeps } from './runner.js';
+import type { ProjectionDeps } from './projection-deps.js';
 import { adoptCheckpointStore, checkCheckpointStore, EventStoreMismatch } from './checkpoint-store-identity.js';
 
 export type RebuildPhase = 'replaying' | 'indexing' | 'switching' | 'done';
