@@ -27,8 +27,9 @@ import { ALL_PROJECTIONS } from '../projections/all-projections.js';
 import { doorCommand } from './door.js';
 import { MEMBER_USAGE, memberCommand } from './member-commands.js';
 import { listOutbox, outboxDir } from '../shared/delivery/outbox.js';
-import { DatabaseUnreachable, defaultBaseUrl, embeddedServerRunning, openRuntime, type Runtime } from './runtime.js';
-import { beginEmbeddedDataKekRotation, finishEmbeddedDataKekRotation } from './data-kek.js';
+import { DatabaseUnreachable, embeddedServerRunning, openRuntime, type Runtime } from '../runtime/runtime.js';
+import { defaultBaseUrl } from '../runtime/base-url.js';
+import { beginEmbeddedDataKekRotation, finishEmbeddedDataKekRotation } from '../runtime/data-kek.js';
 import { integerArg, list, noPositionals, optional, parse, required, spreadList, UsageError } from './cli-args.js';
 
 const USAGE = `usage: guestpass <command> [options] [--json]

@@ -4,7 +4,7 @@
 // one of them forwards pass events to Kafka at a time.
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
-import { openRuntime } from '../cli/runtime.js';
+import { openRuntime } from '../runtime/runtime.js';
 import { runService } from '../shared/http/serve.js';
 import { databaseCheck, eventStoreCheck, kafkaCheck, type ReadinessCheck } from '../shared/http/readiness.js';
 import { observeDeliveryOutcomes } from '../shared/metrics/delivery-metrics.js';
@@ -16,7 +16,7 @@ import { runWhileLeader } from '../shared/db/leadership-lock.js';
 import { SESSION_LOCKS } from '../shared/db/session-lock.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
 import { startConfiguredPassDelivery } from './pass-delivery.js';
-import { defaultBaseUrl } from '../cli/runtime.js';
+import { defaultBaseUrl } from '../runtime/base-url.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -29,7 +29,8 @@ import { registerClient } from '../command-service/oauth-clients/register-client
 import { OAUTH_SCOPES } from '../shared/oauth/scopes.js';
 import { startDoorPath } from '../door-gateway/embedded.js';
 import { startConfiguredPassDelivery } from '../projections/pass-delivery.js';
-import { defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
+import { openRuntime, type Runtime } from './runtime.js';
+import { defaultBaseUrl } from './base-url.js';
 import { onShutdownSignal } from '../shared/shutdown-signal.js';
 
 /** The cursor secret survives restarts of the embedded default, so clients' cursors stay valid. */
