@@ -27,7 +27,6 @@ import { DataKeyRingError, type DataKeyRing } from '../shared/crypto/data-key-ri
 import { loadContactHasher } from '../shared/crypto/postgres-contact-search-key.js';
 import type { ContactHasher } from '../shared/crypto/contact-search.js';
 import { loadDataKeyRing } from './data-kek.js';
-import { defaultBaseUrl } from './base-url.js';
 import { PostgresReadModelWatermark } from '../projections/watermark.js';
 import type { CommandDeps } from '../command-service/command-deps.js';
 import { loadOrCreateKeyEncryptionKey } from '../shared/oauth/key-encryption-key.js';
