@@ -12,6 +12,11 @@
 // from it. Transactional reactors (reactor.ts; pass delivery's scheduler) follow the same
 // subscription with checkpoints of their own (forwarder_checkpoints), locked, checked and moved
 // in the same transaction as the read models', their rows written in it too.
+//
+// One piece though past 600 lines: one class whose subscription, batch transaction, checkpoints,
+// reactors and rebuild hand-over share its tracked projections and state; the parts that stand
+// alone are modules of their own (projection-deps.ts, generation-tables.ts, table-writer.ts,
+// reactor-checkpoints.ts, rebuild.ts).
 import pg from 'pg';
 import type { Logger } from '../shared/logger.js';
 import { createLogger } from '../shared/logger.js';
