@@ -61,8 +61,8 @@ export const createPassRequestSchema = {
   additionalProperties: false,
   required: ['first_name', 'arrival_date', 'facility_id'],
   properties: {
-    first_name: { type: 'string', minLength: 1, maxLength: PASS_FIELD_LIMITS.first_name, pattern: '\\S', description: 'Guest first name.' },
-    last_name: optionalString(PASS_FIELD_LIMITS.last_name, 'Guest last name.'),
+    first_name: { type: 'string', minLength: 1, maxLength: PASS_FIELD_LIMITS.first_name, pattern: '\\S', description: 'Guest first name. A link or an address (URL, www., e-mail, domain) is refused.' },
+    last_name: optionalString(PASS_FIELD_LIMITS.last_name, 'Guest last name. A link or an address is refused.'),
     email: {
       type: ['string', 'null'],
       format: 'email',
@@ -91,7 +91,7 @@ export const createPassRequestSchema = {
     country: optionalString(PASS_FIELD_LIMITS.country, 'Guest metadata.'),
     vehicle_number: optionalString(PASS_FIELD_LIMITS.vehicle_number, 'Guest metadata.'),
     notes: optionalString(PASS_FIELD_LIMITS.notes, 'Guest metadata.'),
-    invited_by: optionalString(PASS_FIELD_LIMITS.invited_by, 'Display name shown to the guest.'),
+    invited_by: optionalString(PASS_FIELD_LIMITS.invited_by, 'Display name shown to the guest. A link or an address is refused.'),
   },
   anyOf: [{ required: ['email'] }, { required: ['phone'] }],
 } as const;
