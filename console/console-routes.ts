@@ -8,7 +8,7 @@ import { serviceRouter } from '../shared/http/service-app.js';
 import type { HttpState } from '../shared/http/http-state.js';
 import { ORG_API_RATE_LIMIT, RateLimiter } from '../shared/http/rate-limit.js';
 import { html } from '../shared/sign-in/html.js';
-import type { CommandAppDeps } from '../command-service/app.js';
+import type { CommandAppDeps } from '../command-service/command-app-deps.js';
 import { createSignInKit } from '../command-service/sign-in/sign-in-kit.js';
 import { isLocalPath } from '../command-service/sign-in/sign-in-kit.js';
 import { redirectTo } from '../command-service/sign-in/page-response.js';
