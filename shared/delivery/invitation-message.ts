@@ -45,6 +45,7 @@ export function invitationMail(input: {
     subject: `Invitation to join ${organization}`,
     text,
     html: body.value,
+    link: input.link,
     messageId: `<invitation-${input.inviteId}-${input.attempt}@${input.domain}>`,
   };
 }

@@ -2,7 +2,7 @@
 // makes one worker of many send an invitation's email, a stale claim (its worker died) is taken
 // over, and a done one is not looked at again. What was sent is the invitation's mail stream's
 // events; this table only saves reading those streams again.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
   name: '015_invitation_mail_claims',
