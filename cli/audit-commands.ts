@@ -18,7 +18,7 @@ import { auditExportLines } from './audit-export.js';
 import { exportLineText } from '../shared/audit/export-format.js';
 import { loadKeySet, loadTrustedHead, verifyExportFile } from './audit-verify.js';
 import { integerArg, noPositionals, optional, parse, required, UsageError } from './cli-args.js';
-import { keyEncryptionKey, type Runtime } from './runtime.js';
+import { keyEncryptionKey, type Runtime } from '../runtime/runtime.js';
 
 export const AUDIT_USAGE = `  audit export [--from-head N] [--to-head M]   (NDJSON: events, the notary's leaves, signed heads)
   audit verify FILE --keys JWKS_FILE_OR_URL [--trusted-head FILE] [--organization]   (offline)

@@ -1,4 +1,4 @@
-// The audit tree in PostgreSQL (migration 015): complete subtrees, leaf records, the tree's reach,
+// The audit tree in PostgreSQL (migration 016): complete subtrees, leaf records, the tree's reach,
 // signed heads and a tenant's events. The notary writes a batch in one transaction; proofs read
 // O(log n) nodes by primary key in one statement.
 import type { Knex } from 'knex';

@@ -1,10 +1,10 @@
 // The audit notary's tables (projections/audit-notary.ts): the Merkle tree over the event log
 // (RFC 9162) as its complete subtrees, what each leaf is, the signed tree heads, the audit signing
 // keys, and a tenant's events as the notary saw them (the query service serves them from here).
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
-  name: '015_audit_tree',
+  name: '016_audit_tree',
   async up(knex) {
     // How far the tree reaches: its size and the position of its last leaf, moved in the same
     // transaction as the leaves, so a crash never leaves a leaf twice or a gap.
