@@ -31,6 +31,12 @@ export function javaBinary(): string | null {
   return null;
 }
 
+/** Brokers still running: killed when this process exits, so none outlives its test or bench. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 const JAVA_OPTS = ['-Xms128m', '-Xmx512m', '-XX:+UseG1GC', '-Djava.awt.headless=true', '-Dorg.slf4j.simpleLogger.defaultLogLevel=info', '-Dorg.slf4j.simpleLogger.showDateTime=true'];
 
 export class PrivateKafka {
@@ -103,7 +109,13 @@ export class PrivateKafka {
     child.stdout!.pipe(log);
     child.stderr!.pipe(log);
     this.child = child;
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    running.add(child);
+    this.exited = new Promise((resolve) =>
+      child.once('exit', () => {
+        running.delete(child);
+        resolve();
+      }),
+    );
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
