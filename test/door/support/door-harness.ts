@@ -39,6 +39,8 @@ export interface HarnessOptions {
   /** Reuse a database (an HTTP stack's); default: a fresh one. */
   readonly database?: { readonly url: string; readonly knex: Knex; readonly store: EventStore };
   readonly mqttUrl?: string;
+  /** Kafka brokers of the real bus (default KAFKA_BROKERS: the CI broker). */
+  readonly kafkaBrokers?: readonly string[];
   readonly expirySweepMs?: number;
 }
 
@@ -80,7 +82,7 @@ export class DoorHarness {
     const broker = options.kind === 'embedded' && !options.mqttUrl ? await startEmbeddedBroker() : null;
     const mqttUrl = options.mqttUrl ?? broker?.url ?? MOSQUITTO_URL;
     const suffix = `.test-${randomBytes(4).toString('hex')}`;
-    const bus = options.kind === 'real' ? kafkaTestBus(3, suffix) : new InProcessPassBus({ retryDelayMs: 20 });
+    const bus = options.kind === 'real' ? kafkaTestBus(3, suffix, options.kafkaBrokers) : new InProcessPassBus({ retryDelayMs: 20 });
     const harness = new DoorHarness(options, url, knex, store, bus, mqttUrl, broker, !options.database, suffix);
     await bus.ensureTopics();
     if (options.gateway ?? true) await harness.startGateway();
