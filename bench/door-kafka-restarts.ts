@@ -30,7 +30,15 @@ async function main(): Promise<void> {
   const results: RoundResult[] = [];
   try {
     for (let i = 0; i < RUNS; i++) {
-      const r = await rounds.next();
+      let r: RoundResult;
+      try {
+        r = await rounds.next();
+      } catch (error) {
+        // The broker did not come back (a loaded machine can take minutes): the runs so far still count.
+        console.log(`run ${String(i + 1).padStart(3)}  did not complete: ${(error as Error).message}`);
+        results.push({ round: i + 1, how: i % 2 === 0 ? 'stop' : 'kill', restartMs: NaN, deniedMs: null, failure: (error as Error).message });
+        break;
+      }
       results.push(r);
       console.log(
         `run ${String(r.round).padStart(3)}  ${r.how.padEnd(4)}  broker back after ${(r.restartMs / 1000).toFixed(1).padStart(5)} s  ` +

@@ -56,6 +56,11 @@ export interface KafkaPassBusOptions {
    */
   readonly sessionTimeoutMs?: number;
   /**
+   * Put before every topic and consumer-group name on the broker (KAFKA_TOPIC_PREFIX), so that
+   * deployments can share one cluster. Handlers and callers still see the plain names.
+   */
+  readonly topicPrefix?: string;
+  /**
    * Appended to every topic name on the broker (`guestpass.pass-events` + suffix), so that
    * several environments or test runs can share one cluster. Handlers still see the plain names.
    */
@@ -88,7 +93,12 @@ export class KafkaPassBus implements PassBus {
 
   /** The topic's name on the broker. */
   physical(topic: string): string {
-    return topic + (this.options.topicSuffix ?? '');
+    return (this.options.topicPrefix ?? '') + topic + (this.options.topicSuffix ?? '');
+  }
+
+  /** The consumer group's name on the broker. */
+  physicalGroup(groupId: string): string {
+    return (this.options.topicPrefix ?? '') + groupId;
   }
 
   async ensureTopics(): Promise<void> {
@@ -170,7 +180,7 @@ export class KafkaPassBus implements PassBus {
     const member = new KafkaMember(
       ({ groupId }) =>
         this.kafka.consumer({
-          groupId,
+          groupId: this.physicalGroup(groupId),
           sessionTimeout: this.options.sessionTimeoutMs ?? 10_000,
           rebalanceTimeout: 30_000,
           heartbeatInterval: 1000,

@@ -99,7 +99,7 @@ export class PrivateKafka {
   }
 
   /** Starts the broker on its ports and data; resolves once it logged its start and accepts connections. */
-  async launch(timeoutMs = 120_000): Promise<void> {
+  async launch(timeoutMs = 300_000): Promise<void> {
     if (this.child) throw new Error('the private Kafka broker is already running');
     this.launches++;
     const marker = `--- launch ${this.launches} ---\n`;
