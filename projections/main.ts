@@ -53,6 +53,7 @@ async function main(): Promise<void> {
         const bus = new KafkaPassBus({
           brokers: config.kafkaBrokers,
           passTopicPartitions: config.kafkaPassTopicPartitions,
+          topicPrefix: config.kafkaTopicPrefix,
           clientId: 'guestpass-forwarder',
           logger,
         });

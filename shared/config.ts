@@ -17,6 +17,10 @@ export interface Config {
   /** Kafka bootstrap brokers; empty = in-process pass event bus. */
   readonly kafkaBrokers: readonly string[];
   readonly kafkaPassTopicPartitions: number;
+  /** KAFKA_TOPIC_PREFIX: put before every topic and consumer-group name, so deployments can share a Kafka cluster. */
+  readonly kafkaTopicPrefix: string;
+  /** MQTT_TOPIC_ROOT: the root of every door topic (default `guestpass/v1`), so deployments can share an MQTT broker. */
+  readonly mqttTopicRoot: string;
   /** MQTT broker for door controllers; null = embedded aedes broker. */
   readonly mqttUrl: string | null;
   /** Folder for embedded data (PostgreSQL cluster, generated keys, outbox). */
@@ -215,6 +219,22 @@ function httpTimeouts(env: Env): HttpTimeouts {
   return timeouts;
 }
 
+/** Kafka's legal name characters; the pass topic (21 characters) must still fit its 249. */
+function kafkaTopicPrefix(env: Env): string {
+  const value = env.KAFKA_TOPIC_PREFIX?.trim() ?? '';
+  if (!/^[A-Za-z0-9._-]{0,200}$/.test(value)) throw new ConfigError('KAFKA_TOPIC_PREFIX must be at most 200 letters, digits, ".", "_" or "-"');
+  return value;
+}
+
+/** MQTT topic levels separated by "/": no wildcards, empty levels or leading "$" (a broker's system topics). */
+function mqttTopicRoot(env: Env): string {
+  const value = env.MQTT_TOPIC_ROOT?.trim() || 'guestpass/v1';
+  if (!/^[^+#$/\u0000][^+#\u0000]{0,199}$/.test(value) || value.endsWith('/') || value.includes('//')) {
+    throw new ConfigError('MQTT_TOPIC_ROOT must be topic levels separated by "/" (for example acme/guestpass/v1), without "+", "#", empty levels or a leading "$"');
+  }
+  return value;
+}
+
 function metricsToken(env: Env): string | null {
   const value = env.METRICS_TOKEN?.trim();
   if (!value) return null;
@@ -233,6 +253,8 @@ export function loadConfig(env: Env = process.env): Config {
     eventStoreUrl: optionalUrl(env, 'EVENTSTORE_URL', ['esdb:', 'esdb+discover:']),
     kafkaBrokers: brokers(env),
     kafkaPassTopicPartitions: integer(env, 'KAFKA_PASS_TOPIC_PARTITIONS', 6, 1, 1000),
+    kafkaTopicPrefix: kafkaTopicPrefix(env),
+    mqttTopicRoot: mqttTopicRoot(env),
     mqttUrl: optionalUrl(env, 'MQTT_URL', ['mqtt:', 'mqtts:', 'ws:', 'wss:', 'tcp:']),
     dataDir: path.resolve(env.GUESTPASS_DATA_DIR?.trim() || 'var'),
     logLevel: env.LOG_LEVEL?.trim() || 'info',
