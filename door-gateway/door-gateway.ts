@@ -35,6 +35,7 @@ import {
   asStatus,
   parseJson,
   doorTopics,
+  TOPIC_ROOT,
   type Ack,
   type DoorTopics,
   type Command,
@@ -189,7 +190,10 @@ export class DoorGateway extends EventEmitter {
       void this.stop().finally(() => this.emit('leadership-lost', error));
     }, this.waiting.signal);
     for (const record of await this.options.store.loadActive()) this.lists.set(record);
-    const base = this.options.clientId ?? `guestpass-door-gateway-${hostname()}`.replace(/[^A-Za-z0-9_.-]/g, '-');
+    // Two deployments on one broker (MQTT_TOPIC_ROOT) must not share client ids: the broker would
+    // drop one gateway's connection each time the other's connects. The default root keeps the old id.
+    const root = this.options.topicRoot && this.options.topicRoot !== TOPIC_ROOT ? `${this.options.topicRoot}-` : '';
+    const base = this.options.clientId ?? `guestpass-door-gateway-${root}${hostname()}`.replace(/[^A-Za-z0-9_.-]/g, '-');
     const timeout = this.options.connectTimeoutMs ?? 60_000;
     const credentials = { username: this.options.mqttUsername, password: this.options.mqttPassword };
 
