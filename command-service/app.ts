@@ -18,7 +18,7 @@ import { passPageRoutes } from './pass-page/pass-page-routes.js';
 
 export interface CommandAppDeps extends CommandDeps {
   readonly logger: Logger;
-  readonly config: Pick<Config, 'trustProxy'>;
+  readonly config: Pick<Config, 'trustProxy'> & Partial<Pick<Config, 'oauthClientRateLimit'>>;
   /** The authorization server's issuer, clients and keys. */
   readonly oauth: OAuthServices;
   /**
@@ -30,8 +30,8 @@ export interface CommandAppDeps extends CommandDeps {
   readonly orgApiRateLimiter?: RateLimiter;
   /** Replaces the user-delegated API's per-user bucket (tests and benchmarks change its policy). */
   readonly userApiRateLimiter?: RateLimiter;
-  /** Overrides of the token endpoint's per-IP limit (benchmarks and tests raise it). */
-  readonly oauthTokenRateLimit?: Partial<RateLimitPolicy>;
+  /** Overrides of the protocol endpoints' per-address failure budgets (tests lower them). */
+  readonly oauthFailureLimit?: Partial<RateLimitPolicy>;
 }
 
 export function createCommandApp(appDeps: CommandAppDeps): Koa<HttpState> {
@@ -44,7 +44,7 @@ export function createCommandApp(appDeps: CommandAppDeps): Koa<HttpState> {
   app.use(orgPassRoutes(deps, { trustProxy, passLinkBase }).routes());
   const userApiRateLimiter = deps.userApiRateLimiter ?? new RateLimiter('user-api', USER_API_RATE_LIMIT, rateLimitStore);
   app.use(userPassRoutes(deps, { trustProxy, passLinkBase, rateLimiter: userApiRateLimiter }).routes());
-  app.use(oauthProtocolRoutes(deps, { trustProxy, tokenRateLimit: deps.oauthTokenRateLimit }).routes());
+  app.use(oauthProtocolRoutes(deps, { trustProxy, failureLimit: deps.oauthFailureLimit, clientRequestsPerSecond: deps.config.oauthClientRateLimit }).routes());
   app.use(signInRoutes(deps, { trustProxy }).routes());
   app.use(passPageRoutes(deps, { trustProxy }).routes());
   return app;

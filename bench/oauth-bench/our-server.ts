@@ -3,10 +3,9 @@
 // startStack() gives the real stack (fresh migrated database on DATABASE_URL's server or an
 // embedded one, PostgreSQL event store, projection runner, OAuth services). The bench drives
 // the OAuth protocol routes on a listener of their own, composed as createCommandApp composes
-// them (the service app's front middleware, then oauthProtocolRoutes) with one difference: the
-// token endpoint's per-IP limit is raised through the route option `tokenRateLimit`, since every
-// request of the bench comes from 127.0.0.1. (createCommandApp passes no such option, so the
-// stack's own gateway keeps the production limit of 600 per minute.)
+// them (the service app's front middleware, then oauthProtocolRoutes), at the shipped limits:
+// every request of the bench comes from 127.0.0.1, and correct ones cost that address nothing
+// (its budget counts failures), while each client's budget is OAUTH_CLIENT_RATE_LIMIT's default.
 //
 // Authorization codes are made as the authorize endpoint makes them, by issueAuthorizationCode
 // for a validated request and a signed-in session, one event append each.
@@ -31,8 +30,6 @@ import { serveRpc } from './rpc.js';
 
 const REDIRECT_URI = 'https://bench.example.test/callback';
 const SCOPES = ['openid', 'offline_access'] as const;
-/** A limit the bench cannot reach (the default is 600 per minute per source IP). */
-const UNREACHABLE_TOKEN_LIMIT = { points: 1_000_000_000, abuseThreshold: 1_000_000_000 };
 /** Codes are appended this many at a time (the stack's pool has 20 connections). */
 const CREATE_PARALLELISM = 16;
 
@@ -67,7 +64,7 @@ serveRpc({
 
     const deps: CommandAppDeps = { ...stack.deps, logger: stack.logger, config: { trustProxy: false }, oauth: stack.oauth };
     const app = createServiceApp({ logger: stack.logger, trustProxy: false });
-    app.use(oauthProtocolRoutes(deps, { trustProxy: false, tokenRateLimit: UNREACHABLE_TOKEN_LIMIT }).routes());
+    app.use(oauthProtocolRoutes(deps, { trustProxy: false }).routes());
     const listening = await listen(app);
     server = listening.server;
     return {
