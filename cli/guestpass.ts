@@ -26,6 +26,7 @@ import { ProgressBar, showRebuildProgress } from '../projections/progress-bar.js
 import { ALL_PROJECTIONS } from '../projections/all-projections.js';
 import { doorCommand } from './door.js';
 import { MEMBER_USAGE, memberCommand } from './member-commands.js';
+import { LIMITS_USAGE, limitsCommand } from './limits-commands.js';
 import { listOutbox, outboxDir } from '../shared/delivery/outbox.js';
 import { DatabaseUnreachable, defaultBaseUrl, embeddedServerRunning, openRuntime, type Runtime } from './runtime.js';
 import { beginEmbeddedDataKekRotation, finishEmbeddedDataKekRotation } from './data-kek.js';
@@ -47,6 +48,7 @@ const USAGE = `usage: guestpass <command> [options] [--json]
   keys rotate-data-kek   (rewraps every personal-data key under the current data key-encryption key)
   invite create --org ORG --email E [--role admin|self_invite|employee_view]
 ${MEMBER_USAGE}
+${LIMITS_USAGE}
   projections status
   projections rebuild [NAME]
   events export [--stream S] [--from POSITION]
@@ -553,6 +555,7 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
       keys: (r) => keys(r, rest, config),
       invite: (r) => invite(r, rest),
       member: (r) => memberCommand(r, rest, { json, out: io.out, err: io.err, write }),
+      limits: (r) => limitsCommand(r, rest, config),
       projections: (r) => projections(r, rest, json, io),
       events: async (r) => {
         await events(r, rest, io);

@@ -186,6 +186,8 @@ import type { PassDeliveryFailed, PassDeliverySucceeded } from './delivery-event
 import type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChanged, MemberReactivated } from './member-events.js';
 export type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChanged, MemberReactivated };
 import type { OAuthEvent } from '../oauth/oauth-events.js';
+import type { RateLimitLockoutCleared } from './rate-limit-events.js';
+export type { RateLimitLockoutCleared };
 export type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut, PassDeliveryFailed, PassDeliverySucceeded, OAuthEvent };
 
 export type DomainEvent =
@@ -217,6 +219,7 @@ export type DomainEvent =
   | MemberDeactivated
   | MemberReactivated
   | MemberErased
+  | RateLimitLockoutCleared
   | OAuthEvent;
 
 export type DomainEventType = DomainEvent['type'];

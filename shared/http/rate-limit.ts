@@ -22,8 +22,10 @@
 //    user's, its lockouts are the (user, client) pair's, so one app hammering does not lock the
 //    user out of their other apps beyond the minute.
 //  * Lockout levels are remembered for `lockoutMemorySeconds` (7 days) after the first lockout.
+//  * Counters are named `{name}:req|rej|lock|block:{key}`; every lockout has a `block` one, so an
+//    operator can list and lift lockouts (rate-limit-admin.ts, `npx guestpass limits`).
 //  * Where the counts live is the store's business (rate-limit-store.ts): in this process for the
-//    embedded default, in PostgreSQL for every instance of the production services.
+//    tests, in PostgreSQL (or Redis) for `npm start` and every instance of the production services.
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimitedError } from '../errors.js';
 import { clientIp, rateLimitSource } from './client-ip.js';
@@ -150,6 +152,8 @@ export class RateLimiter {
     const level = (await this.lockouts.penalty(lockKey, 1)).consumedPoints;
     const seconds = this.policy.lockoutSeconds[Math.min(level, this.policy.lockoutSeconds.length) - 1] ?? 24 * 60 * 60;
     await lockIn.block(lockKey, seconds);
+    // A lockout in the bucket's own counter is also written as a block: what `limits list` reads.
+    if (lockIn !== this.blocks) await this.blocks.block(lockKey, seconds);
     await this.rejections.delete(lockKey);
     options.onLockout?.({ key: lockKey, level, seconds });
     return seconds;

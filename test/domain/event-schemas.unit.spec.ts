@@ -36,6 +36,7 @@ const breakages: { readonly [T in DomainEventType]: (data: Record<string, unknow
   MemberDeactivated: (d) => void (d.orgId = 0),
   MemberReactivated: (d) => void delete d.memberId,
   MemberErased: (d) => void (d.includeName = 'yes'),
+  RateLimitLockoutCleared: (d) => void (d.keySha256 = '203.0.113.7'),
   PassCheckedOut: (d) => void (d.checkedOutAt = 'later'),
   PassDeliverySucceeded: (d) => void (d.channel = 'fax'),
   PassDeliveryFailed: (d) => void (d.errorClass = 'SMTP 550 user unknown: ada@example.com'),

@@ -145,6 +145,7 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
   MemberDeactivated: { type: 'MemberDeactivated', data: { memberId: 'emp_0123456789abcdef0123456789abcdef', orgId: 1 } },
   MemberReactivated: { type: 'MemberReactivated', data: { memberId: 'emp_0123456789abcdef0123456789abcdef', orgId: 1 } },
   MemberErased: { type: 'MemberErased', data: { memberId: 'emp_0123456789abcdef0123456789abcdef', orgId: 1, includeName: false } },
+  RateLimitLockoutCleared: { type: 'RateLimitLockoutCleared', data: { policy: 'oauth-introspect', keySha256: 'ab'.repeat(32), level: 1, clearedBy: 'ops' } },
   PassRegistered: {
     type: 'PassRegistered',
     data: {
