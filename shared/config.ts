@@ -241,6 +241,6 @@ export function loadConfig(env: Env = process.env): Config {
     http: httpTimeouts(env),
     metricsToken: metricsToken(env),
     redisUrl: optionalUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
-    oauthClientRateLimit: integer(env, 'OAUTH_CLIENT_RATE_LIMIT', 1000, 1, 1_000_000),
+    oauthClientRateLimit: integer(env, 'OAUTH_CLIENT_RATE_LIMIT', 10_000, 1, 1_000_000),
   };
 }

@@ -24,6 +24,8 @@ import type { SignInSession } from '../../shared/oauth/authorize-interaction.js'
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
 import { issueAuthorizationCode } from '../../command-service/oauth/issue-code.js';
 import { oauthProtocolRoutes } from '../../command-service/oauth/oauth-routes.js';
+import { DEFAULT_CLIENT_REQUESTS_PER_SECOND, INTROSPECT_FAILURE_LIMIT, TOKEN_ENDPOINT_FAILURE_LIMIT } from '../../command-service/oauth/protocol-rate-limits.js';
+import { postgresRateLimitStore } from '../../shared/http/rate-limit-store.js';
 import type { CommandAppDeps } from '../../command-service/app.js';
 import { inParallel, newSid, newVerifier, type BenchClient, type ClientKind, type IssuedCode, type ServerInfo } from './protocol.js';
 import { serveRpc } from './rpc.js';
@@ -63,8 +65,10 @@ serveRpc({
     await stack.oauth.signingKeys.current(); // the first token must not pay for the key's generation
 
     const deps: CommandAppDeps = { ...stack.deps, logger: stack.logger, config: { trustProxy: false }, oauth: stack.oauth };
-    const app = createServiceApp({ logger: stack.logger, trustProxy: false });
-    app.use(oauthProtocolRoutes(deps, { trustProxy: false }).routes());
+    // Counted where the services count them: PostgreSQL (the stack's database), at the shipped limits.
+    const rateLimitStore = postgresRateLimitStore(stack.deps.db, { log: stack.logger });
+    const app = createServiceApp({ logger: stack.logger, trustProxy: false, rateLimitStore });
+    app.use(oauthProtocolRoutes({ ...deps, rateLimitStore }, { trustProxy: false }).routes());
     const listening = await listen(app);
     server = listening.server;
     return {
@@ -77,6 +81,10 @@ serveRpc({
       introspects: 'RS256 JWT access tokens (signature verified, then the token family read from its stream)',
       introspectionVerifies: true,
       pid: process.pid,
+      limits:
+        `the shipped limits, counted in PostgreSQL: per address ${TOKEN_ENDPOINT_FAILURE_LIMIT.points} failures/min at token, ` +
+        `${INTROSPECT_FAILURE_LIMIT.points} at introspect (correct requests give their point back); ` +
+        `per client ${DEFAULT_CLIENT_REQUESTS_PER_SECOND.toLocaleString('en')} requests/s per endpoint (OAUTH_CLIENT_RATE_LIMIT's default)`,
     };
   },
 
