@@ -24,9 +24,9 @@ bench() {
 
 bench bench/oauth-vs-oidc-provider.ts --seconds 1 --warmup 1 --concurrency 4
 bench bench/rate-limit-store.ts --takes 200 --seconds 1 --concurrency 4
-bench bench/http-create-pass.ts --seconds 1 --concurrency 2 --cpu-profile "$profiles"
+bench bench/http-create-pass.ts --seconds 1 --warmup 0.5 --concurrency 2 --cpu-profile "$profiles"
 bench bench/cpu-profile-summary.ts "$(ls "$profiles"/*.cpuprofile | head -n 1)" --top 5
-bench bench/pass-page.ts --seconds 1 --concurrency 2
+bench bench/pass-page.ts --seconds 1 --warmup 0.5 --concurrency 2
 bench bench/list-passes.ts --passes 12000 --requests 5
 bench bench/member-directory.ts --members 2000 --requests 5
 bench bench/member-import.ts --rows 500
@@ -35,7 +35,7 @@ bench bench/token-revocation-lag.ts --runs 10
 BENCH_APPENDS=200 BENCH_RUN_SECONDS=1 bench bench/event-append.ts
 bench bench/door-resync.ts --credentials 100 --rounds 1
 bench bench/door-revocation.ts --facilities 2 --passes 100 --rate 20 --seconds 1 --controllers 1
-bench bench/gateway.ts --seconds 1 --concurrency 2 --samples 20
+bench bench/gateway.ts --seconds 1 --warmup 0.5 --concurrency 2 --samples 20
 
 # Every script is above: a new bench that is not fails here until it is added.
 listed=$(grep -o 'bench/[a-z0-9-]*\.ts' "$0" | sort -u)
