@@ -287,7 +287,7 @@ function printFloor(floor: SigningFloor): void {
 function printTable(floor: SigningFloor, servers: readonly Server[], outcomes: Map<Phase, Map<string, Outcome>>): void {
   const header =
     pad('phase', 15) +
-    pad('server', 15) +
+    pad('server', 17) +
     lpad('req/s', 7) +
     lpad('p50 ms', 8) +
     lpad('p95 ms', 8) +
@@ -307,7 +307,7 @@ function printTable(floor: SigningFloor, servers: readonly Server[], outcomes: M
     servers.forEach((server, index) => {
       const name = server.info?.name ?? server.rpc.name;
       const outcome = byServer.get(name);
-      const first = pad(index === 0 ? spec.title : '', 15) + pad(name, 15);
+      const first = pad(index === 0 ? spec.title : '', 15) + pad(name, 17);
       if (!outcome || 'error' in outcome) {
         console.log(first + `  not measured: ${outcome ? outcome.error.split('\n', 1)[0] : 'skipped'}`);
         return;
@@ -343,7 +343,7 @@ function printTable(floor: SigningFloor, servers: readonly Server[], outcomes: M
         const aCpu = a.serverCpuMsPerRequest + (a.postgresCpuMsPerRequest ?? 0);
         console.log(
           pad('', 15) +
-            pad(`us / ${peerName.replace(/^peer /, '')}`, 15) +
+            pad(`us / ${peerName.replace(/^peer /, '')}`, 17) +
             lpad(ratio(a.rps, b.rps), 7) +
             lpad(ratio(a.p50, b.p50), 8) +
             lpad(ratio(a.p95, b.p95), 8) +
@@ -414,7 +414,7 @@ async function main(): Promise<number> {
     const [ours] = servers;
     if (ours!.info) ours!.unavailable = await probe(ours!.info);
     for (const server of servers) {
-      if (server.info) console.log(`  ${pad(server.info.name, 14)}${server.info.baseUrl}; ${server.info.storage}; limits: ${server.info.limits}`);
+      if (server.info) console.log(`  ${pad(server.info.name, 16)}${server.info.baseUrl}; ${server.info.storage}; limits: ${server.info.limits}`);
       if (server.unavailable) problems.push(`${server.rpc.name}: ${server.unavailable}`);
     }
 
@@ -461,7 +461,7 @@ async function main(): Promise<number> {
   console.log('Notes');
   for (const server of servers) {
     if (!server.info) continue;
-    console.log(`  ${pad(server.info.name, 14)}storage: ${server.info.storage}; introspection: ${server.info.introspects}; limits: ${server.info.limits}`);
+    console.log(`  ${pad(server.info.name, 16)}storage: ${server.info.storage}; introspection: ${server.info.introspects}; limits: ${server.info.limits}`);
   }
   console.log("  of floor      req/s as a fraction of the floor: one core doing nothing but the phase's RS256 work (sign twice,");
   console.log("                or verify once). jose runs RSA on libuv's thread pool, so one process can use both cores (over 100%).");
