@@ -13,13 +13,12 @@ import { schemaVersionOf } from '../shared/domain/event-schemas.js';
 import { RATE_LIMIT_LOCKOUTS_STREAM, RATE_LIMIT_POLICY_PATTERN, type RateLimitLockoutCleared } from '../shared/domain/rate-limit-events.js';
 import type { EventStore, NewEvent } from '../shared/event-store/event-store.js';
 import { postgresRateLimitAdmin, redisRateLimitAdmin, type Lockout, type RateLimitAdmin } from '../shared/http/rate-limit-admin.js';
-import type { Runtime } from './runtime.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { Result } from './cli-kit.js';
 import { noPositionals, optional, parse, required, UsageError } from './cli-args.js';
 
 export const LIMITS_USAGE = `  limits list   (the rate-limit lockouts in force: policy, key, level, until)
   limits clear --policy P --key K [--by NAME]   (lifts a lockout at once, the window's count included; recorded as an event)`;
-
-type Result = { json: Record<string, unknown>; text: string };
 
 const POLICY = new RegExp(RATE_LIMIT_POLICY_PATTERN);
 

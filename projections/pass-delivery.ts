@@ -12,7 +12,7 @@ import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
 import type { MailSender, SmsSender } from '../shared/delivery/delivery-ports.js';
 import type { DeliveryReport } from '../shared/delivery/delivery-outcomes.js';
 import type { Config } from '../shared/config.js';
-import type { Runtime } from '../cli/runtime.js';
+import type { Runtime } from '../runtime/runtime.js';
 import { createDeliverySenders } from '../shared/delivery/create-senders.js';
 import { PassDeliveryWorker } from './pass-delivery-worker.js';
 import { sweepDoneJobs } from './pass-delivery-retention.js';

@@ -1,13 +1,8 @@
 // Migrations are numbered modules listed here (so they load the same from TypeScript and from
 // the build) and never edited once landed.
 import type { Knex } from 'knex';
+import type { Migration } from './migration.js';
 import { holdSessionLock, SESSION_LOCKS } from './session-lock.js';
-
-export interface Migration {
-  readonly name: string;
-  up(knex: Knex): Promise<void>;
-  down(knex: Knex): Promise<void>;
-}
 
 const migrations: Array<() => Promise<Migration>> = [
   () => import('./migrations/001_event_store.js').then((m) => m.migration),

@@ -17,8 +17,7 @@ import { MAX_INVITE_ALLOWANCE, MAX_ORGANIZATION_NAME_LENGTH } from './organizati
 import { MAX_FACILITY_DESCRIPTION_LENGTH, MAX_FACILITY_NAME_LENGTH } from './facility-decider.js';
 import { MAX_EMAIL_LENGTH, MAX_USER_NAME_LENGTH } from './user-decider.js';
 import { MAX_ALLOWED_IPS } from './api-key-decider.js';
-import { MAX_PASSES_PER_BATCH } from './guest-invites-decider.js';
-import { PASS_PUBLIC_ID_PATTERN } from './pass-request.js';
+import { MAX_PASSES_PER_BATCH, PASS_PUBLIC_ID_PATTERN } from './pass-constants.js';
 import { PASSWORD_HASH_PATTERN } from '../crypto/password-hash.js';
 
 /** The OAuth and sign-in events bring complete schemas of their own (shared/oauth/oauth-events.ts). */

@@ -3,6 +3,9 @@
 // API keys, passwords, codes and tokens are present only as hashes, and a guest's personal
 // data (names, contact details, QR values) only sealed with a per-guest key (see sealed-box.ts).
 import { sha256Hex } from '../oauth/opaque-credentials.js';
+import type { Sealed } from './sealed.js';
+
+export type { Sealed };
 
 export type Role = 'admin' | 'self_invite' | 'employee_view';
 export const ROLES: readonly Role[] = ['admin', 'self_invite', 'employee_view'];
@@ -26,14 +29,6 @@ export const DEFAULT_INVITE_ALLOWANCE = 50;
 export type PassStatus = 'expected' | 'registered' | 'checked_in' | 'checked_out' | 'cancelled';
 /** A pass can be revoked (and its QR opens doors) only in these states. */
 export const ACTIVE_PASS_STATUSES: readonly PassStatus[] = ['expected', 'registered'];
-
-/** Ciphertext of a JSON value under a subject key (AES-256-GCM), all base64url. */
-export interface Sealed {
-  readonly keyId: string;
-  readonly iv: string;
-  readonly ciphertext: string;
-  readonly tag: string;
-}
 
 /** The guest's personal data, sealed in PassCreated so it can be erased by destroying the key. */
 export interface GuestDetails {
