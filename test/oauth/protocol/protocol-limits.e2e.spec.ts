@@ -183,7 +183,9 @@ for (const backend of ['PostgreSQL', 'Redis'] as const) {
     });
     const counts = (policy: string, key: string) => counted.add(JSON.stringify([policy, key]));
 
-    it('never refuses an address that introspects 150 valid tokens a second for 75 s while refreshing 20 tokens a second for 70 s', async () => {
+    it('never refuses an address that introspects 150 valid tokens a second for 75 s while refreshing 20 tokens a second for 70 s', async function () {
+      // 75 s where the machine keeps up; a busy shared machine answers the same requests later.
+      this.timeout(900_000);
       const server = await instance();
       const from = newAddress();
       for (const policy of ['oauth-introspect', 'oauth-token', 'oauth-introspect-client', 'oauth-token-client']) counts(policy, from);
