@@ -6,6 +6,7 @@ import { DomainError, ValidationError } from '../shared/errors.js';
 import { RebuildStopped } from '../projections/rebuild.js';
 import { doorCommand } from './door.js';
 import { MEMBER_USAGE, memberCommand } from './member-commands.js';
+import { LIMITS_USAGE, limitsCommand } from './limits-commands.js';
 import { DatabaseUnreachable, openRuntime, type Runtime } from '../runtime/runtime.js';
 import { UsageError } from './cli-args.js';
 import { apikeyCommand } from './apikey-commands.js';
@@ -39,6 +40,7 @@ const USAGE = `usage: guestpass <command> [options] [--json]
   keys rotate-data-kek   (rewraps every personal-data key under the current data key-encryption key)
   invite create --org ORG --email E [--role admin|self_invite|employee_view]
 ${MEMBER_USAGE}
+${LIMITS_USAGE}
   projections status
   projections rebuild [NAME]
   events export [--stream S] [--from POSITION]
@@ -105,6 +107,7 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
       keys: (r) => keysCommand(r, rest, config),
       invite: (r) => inviteCommand(r, rest),
       member: (r) => memberCommand(r, rest, { json, out: io.out, err: io.err, write }),
+      limits: (r) => limitsCommand(r, rest, config),
       projections: (r) => projectionsCommand(r, rest, json, io),
       events: async (r) => {
         await eventsCommand(r, rest, io);

@@ -27,7 +27,7 @@ export function createCommandApp(appDeps: CommandAppDeps): Koa<HttpState> {
   app.use(orgPassRoutes(deps, { trustProxy, passLinkBase }).routes());
   const userApiRateLimiter = deps.userApiRateLimiter ?? new RateLimiter('user-api', USER_API_RATE_LIMIT, rateLimitStore);
   app.use(userPassRoutes(deps, { trustProxy, passLinkBase, rateLimiter: userApiRateLimiter }).routes());
-  app.use(oauthProtocolRoutes(deps, { trustProxy, tokenRateLimit: deps.oauthTokenRateLimit }).routes());
+  app.use(oauthProtocolRoutes(deps, { trustProxy, failureLimit: deps.oauthFailureLimit, clientRequestsPerSecond: deps.config.oauthClientRateLimit }).routes());
   app.use(signInRoutes(deps, { trustProxy }).routes());
   app.use(passPageRoutes(deps, { trustProxy }).routes());
   app.use(consoleRoutes(deps, { trustProxy }).routes());

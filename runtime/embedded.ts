@@ -11,7 +11,7 @@ import { describeStartupError } from '../shared/startup-error.js';
 import { comparePositions, START } from '../shared/event-store/event-store.js';
 import { ORG_SCOPES } from '../shared/domain/events.js';
 import type { CommandContext } from '../shared/event-store/command-handler.js';
-import { memoryRateLimitStore } from '../shared/http/rate-limit-store.js';
+import { sharedRateLimitStore } from '../shared/http/rate-limit-store.js';
 import { mountGateway } from '../shared/http/gateway.js';
 import { openServiceServer } from '../shared/http/service-server.js';
 import { databaseCheck, eventStoreCheck, kafkaCheck } from '../shared/http/readiness.js';
@@ -144,8 +144,11 @@ export async function startEmbedded(config: Config, logger: Logger, options: Emb
     });
     started.push(() => delivery.stop());
 
-    // One process: the limits count in its memory, one store for both apps (one bucket each).
-    const rateLimitStore = memoryRateLimitStore();
+    // The limits count where the services count them (REDIS_URL, else this PostgreSQL), one store
+    // for both apps (one bucket each): `npx guestpass limits` sees and lifts what this process locked out.
+    const rateLimits = await sharedRateLimitStore(config.redisUrl, runtime.knex, { log: logger });
+    started.push(() => rateLimits.close());
+    const rateLimitStore = rateLimits.store;
     const commandApp = createCommandApp({ ...runtime.deps, logger, config, rateLimitStore, oauth });
     const queryApp = createQueryApp({
       db: runtime.knex,

@@ -34,6 +34,8 @@ export interface Config {
   readonly trustProxy: boolean;
   /** Redis for the rate-limit counters every instance shares; null = PostgreSQL (DATABASE_URL). */
   readonly redisUrl: string | null;
+  /** OAUTH_CLIENT_RATE_LIMIT: requests per second one authenticated client may make of each protocol endpoint. */
+  readonly oauthClientRateLimit: number;
   /** Signs page cursors; every instance must share it. null = generated (embedded: kept in dataDir). */
   readonly pageCursorSecret: string | null;
   /** OAUTH_KEY_ENCRYPTION_KEY: seals the OAuth signing keys at rest; null = generated into the data folder. */
@@ -272,5 +274,6 @@ export function loadConfig(env: Env = process.env): Config {
     http: httpTimeouts(env),
     metricsToken: metricsToken(env),
     redisUrl: optionalUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    oauthClientRateLimit: integer(env, 'OAUTH_CLIENT_RATE_LIMIT', 10_000, 1, 1_000_000),
   };
 }

@@ -27,7 +27,9 @@ import { countRateLimited } from '../../shared/metrics/http-metrics.js';
 
 /**
  * 60 requests a minute per source address for the three routes together (a guest opens the page
- * a handful of times); sources that keep on while refused are locked out as the org API's are.
+ * a handful of times). Escalates on ignored 429s: the page has no authenticated caller (the link
+ * is the credential, 192 random bits, and a wrong one is just a 404), and a guest who reloads a
+ * 429 page does not send a further minute's worth of requests while refused; a scraper does.
  */
 export const PASS_PAGE_RATE_LIMIT: RateLimitPolicy = Object.freeze({ ...ORG_API_RATE_LIMIT, points: 60, windowSeconds: 60, abuseThreshold: 60 });
 

@@ -38,7 +38,7 @@ import {
 
 export const OPENAPI_VERSION = '1.0.0';
 
-const rateLimitedOrg = rateLimited(`Rate limited (${ORG_API_RATE_LIMIT.points} requests per minute per source IP; escalating lockouts).`);
+const rateLimitedOrg = rateLimited(`Rate limited (${ORG_API_RATE_LIMIT.points} requests per minute per source IP; escalating lockouts for a source that keeps sending while refused).`);
 const unauthorized = response('Missing, malformed, unknown, expired, revoked or IP-restricted API key.', ref('BearerError'), challenge);
 const forbidden = (scope: string) => response(`The key lacks the scope \`${scope}\` (named in the challenge).`, ref('BearerError'), challenge);
 const memberForbidden = response(

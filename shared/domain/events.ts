@@ -191,6 +191,8 @@ import type { InvitationMailEvent } from './invitation-mail-events.js';
 import type { OAuthEvent } from '../oauth/oauth-events.js';
 import type { AuditTreeHeadSigned } from './audit-events.js';
 export type { AuditTreeHeadSigned };
+import type { RateLimitLockoutCleared } from './rate-limit-events.js';
+export type { RateLimitLockoutCleared };
 export type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut, PassDeliveryFailed, PassDeliverySucceeded, OAuthEvent };
 
 export type DomainEvent =
@@ -225,6 +227,7 @@ export type DomainEvent =
   | MemberErased
   | AuditTreeHeadSigned
   | InvitationMailEvent
+  | RateLimitLockoutCleared
   | OAuthEvent;
 
 export type DomainEventType = DomainEvent['type'];

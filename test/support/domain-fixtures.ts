@@ -153,6 +153,7 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
     type: 'AuditTreeHeadSigned',
     data: { head: 1, treeSize: 12, rootHash: 'ab'.repeat(32), timestamp: 1767225600000, kid: 'k1', signature: 'eyJhbGciOiJFZERTQSJ9.eyJ0cmVlX3NpemUiOjEyfQ.c2ln' },
   },
+  RateLimitLockoutCleared: { type: 'RateLimitLockoutCleared', data: { policy: 'oauth-introspect', keySha256: 'ab'.repeat(32), level: 1, clearedBy: 'ops' } },
   PassRegistered: {
     type: 'PassRegistered',
     data: {

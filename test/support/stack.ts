@@ -47,8 +47,10 @@ export interface ServeOptions {
   readonly rateLimit?: Partial<RateLimitPolicy>;
   /** Overrides of the user-delegated API's per-user limit (default: one the tests never reach). */
   readonly userRateLimit?: Partial<RateLimitPolicy>;
-  /** Overrides of the token endpoint's per-IP limit (default: one the tests never reach). */
-  readonly tokenRateLimit?: Partial<RateLimitPolicy>;
+  /** Overrides of the protocol endpoints' per-address failure budgets (default: the shipped ones). */
+  readonly failureLimit?: Partial<RateLimitPolicy>;
+  /** OAUTH_CLIENT_RATE_LIMIT (default: the shipped one). */
+  readonly oauthClientRateLimit?: number;
   /** The issuer (default: this gateway's own address); another gateway of the same deployment shares it. */
   readonly issuer?: string;
   readonly trustProxy?: boolean;
@@ -209,7 +211,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const servers = new Set<http.Server>();
   const oauthServices = new Set<OAuthServices>();
   async function serve(serveOptions: ServeOptions = {}): Promise<Server> {
-    const config = { trustProxy: serveOptions.trustProxy ?? false, pageCursorSecret: serveOptions.pageCursorSecret ?? randomBytes(32).toString('hex') };
+    const config = {
+      trustProxy: serveOptions.trustProxy ?? false,
+      pageCursorSecret: serveOptions.pageCursorSecret ?? randomBytes(32).toString('hex'),
+      oauthClientRateLimit: serveOptions.oauthClientRateLimit,
+    };
     // One store and one limiter for both apps: the organization API is one bucket, as in the embedded runner.
     const rateLimitStore = serveOptions.rateLimitStore ?? memoryRateLimitStore();
     const orgApiRateLimiter = new RateLimiter('org-api', { ...ORG_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.rateLimit }, rateLimitStore);
@@ -219,8 +225,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const oauth = createOAuthServices(db, databaseUrl, { issuer: serveOptions.issuer ?? baseUrl, kek: STACK_KEK, federation });
     oauthServices.add(oauth);
     const userApiRateLimiter = new RateLimiter('user-api', { ...USER_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.userRateLimit }, rateLimitStore);
-    const oauthTokenRateLimit = { ...UNREACHABLE_LIMIT, ...serveOptions.tokenRateLimit };
-    const commandApp = createCommandApp({ ...deps, logger, config, rateLimitStore, orgApiRateLimiter, userApiRateLimiter, oauthTokenRateLimit, oauth });
+    const commandApp = createCommandApp({ ...deps, logger, config, rateLimitStore, orgApiRateLimiter, userApiRateLimiter, oauthFailureLimit: serveOptions.failureLimit, oauth });
     const queryApp = createQueryApp({ db, logger, config, rateLimitStore, orgApiRateLimiter, userApiRateLimiter, oauth, readModelChanges: watermark, subjectKeys, contactHasher });
     server.on('request', mountGateway(commandApp, queryApp));
     servers.add(server);
