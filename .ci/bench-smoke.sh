@@ -36,6 +36,8 @@ BENCH_APPENDS=200 BENCH_RUN_SECONDS=1 bench bench/event-append.ts
 bench bench/door-resync.ts --credentials 100 --rounds 1
 bench bench/door-revocation.ts --facilities 2 --passes 100 --rate 20 --seconds 1 --controllers 1
 bench bench/gateway.ts --seconds 1 --warmup 0.5 --concurrency 2 --samples 20
+bench bench/audit.ts --smoke   # runs bench/audit-verify-child.ts as its verifier process
+bench bench/door-kafka-restarts.ts --smoke
 
 # Every script is above: a new bench that is not fails here until it is added.
 listed=$(grep -o 'bench/[a-z0-9-]*\.ts' "$0" | sort -u)
