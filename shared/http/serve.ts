@@ -8,6 +8,8 @@ import type { Logger } from '../logger.js';
 import { onShutdownSignal } from '../shutdown-signal.js';
 import type { ReadinessCheck } from './readiness.js';
 import { openServiceServer, type ServiceServer } from './service-server.js';
+import { partEndpoints } from '../outage/part-outage.js';
+import { knowPartEndpoints } from '../outage/part-unavailable.js';
 
 export interface StartedService {
   /** The app's request handler; null for a process whose port has only the operators' endpoints. */
@@ -29,10 +31,16 @@ export interface ServiceControl {
 }
 
 export async function runService(
-  options: { readonly config: Pick<Config, 'host' | 'port' | 'http' | 'metricsToken'>; readonly logger: Logger; readonly name: string },
+  options: {
+    readonly config: Pick<Config, 'host' | 'port' | 'http' | 'metricsToken' | 'databaseUrl' | 'eventStoreUrl' | 'kafkaBrokers' | 'mqttUrl' | 'redisUrl'>;
+    readonly logger: Logger;
+    readonly name: string;
+  },
   start: (server: ServiceServer, control: ServiceControl) => Promise<StartedService>,
 ): Promise<void> {
   const { config, logger, name } = options;
+  // A bare socket error (ECONNREFUSED to a port) then names its part in the 503's log line.
+  knowPartEndpoints(partEndpoints(config));
   const server = await openServiceServer({ host: config.host, port: config.port, timeouts: config.http, metricsToken: config.metricsToken, logger, name });
   let stopping: Promise<void> | null = null;
   const aborter = new AbortController();
