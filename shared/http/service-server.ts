@@ -14,6 +14,7 @@ import type { HttpTimeouts } from '../config.js';
 import type { Logger } from '../logger.js';
 import { opsRoutes, RETRY_AFTER_SECONDS, type Lifecycle } from './ops-routes.js';
 import { Readiness, type ReadinessCheck } from './readiness.js';
+import { observeReadiness } from '../metrics/readiness-metrics.js';
 
 export interface ServiceServerOptions {
   readonly host: string;
@@ -67,6 +68,7 @@ export async function openServiceServer(options: ServiceServerOptions): Promise<
   let app: http.RequestListener | null = null;
   const readiness = new Readiness(logger);
   const ops = opsRoutes({ readiness, lifecycle: () => lifecycle, metricsToken: options.metricsToken });
+  const stopObserving = observeReadiness(readiness, () => lifecycle);
   /** Answers of the app still being written: told to close their connection when stopping begins. */
   const underWay = new Set<http.ServerResponse>();
 
@@ -121,6 +123,7 @@ export async function openServiceServer(options: ServiceServerOptions): Promise<
         // kept-alive connections; a connection accepted but not yet read is not idle, so its
         // request is still answered (503). Only a connection the kernel queued in the very moment
         // of closing, not yet accepted, is reset: the stop's first step is this one.
+        stopObserving();
         server.close(() => {
           clearInterval(sweep);
           clearTimeout(drain);
