@@ -32,7 +32,7 @@ export interface ServiceControl {
 
 export async function runService(
   options: {
-    readonly config: Pick<Config, 'host' | 'port' | 'http' | 'metricsToken' | 'databaseUrl' | 'eventStoreUrl' | 'kafkaBrokers' | 'mqttUrl' | 'redisUrl'>;
+ readonly config: Pick<Config, 'host' | 'port' | 'opsPort' | 'http' | 'metricsToken' | 'databaseUrl' | 'eventStoreUrl' | 'kafkaBrokers' | 'mqttUrl' | 'redisUrl'>;
     readonly logger: Logger;
     readonly name: string;
   },
@@ -41,7 +41,7 @@ export async function runService(
   const { config, logger, name } = options;
   // A bare socket error (ECONNREFUSED to a port) then names its part in the 503's log line.
   knowPartEndpoints(partEndpoints(config));
-  const server = await openServiceServer({ host: config.host, port: config.port, timeouts: config.http, metricsToken: config.metricsToken, logger, name });
+  const server = await openServiceServer({ host: config.host, port: config.port, opsPort: config.opsPort, timeouts: config.http, metricsToken: config.metricsToken, logger, name });
   let stopping: Promise<void> | null = null;
   const aborter = new AbortController();
   let started: Promise<StartedService>;
@@ -73,7 +73,7 @@ export async function runService(
   started.catch(() => undefined);
   try {
     const service = await started;
-    server.serve(service.app, service.checks);
+    await server.serve(service.app, service.checks);
     if (server.lifecycle() === 'serving') logger.info({ host: config.host, port: server.port }, `${name} listening`);
   } catch (error) {
     await server.close();
