@@ -90,7 +90,7 @@ describe('production topology: the parts fail under load (private PostgreSQL, Ka
   const figures: FaultFigures[] = [];
 
   before(async function () {
-    this.timeout(300_000);
+    this.timeout(600_000);
     const nginx = nginxBinary();
     requireComponent(this, 'nginx', nginx !== null, 'NGINX_PATH, PATH or /usr/sbin/nginx; install it with .ci/nginx.sh');
     const libDir = kafkaLibDir();

@@ -28,7 +28,7 @@ let build: Promise<void> | null = null;
 
 /** `npm run build` once per test process: dist/ is then the code of this checkout. */
 export function buildOnce(): Promise<void> {
-  build ??= run('npm', ['run', 'build'], { cwd: ROOT, timeout: 180_000, maxBuffer: 16 * 1024 * 1024 }).then(
+  build ??= run('npm', ['run', 'build'], { cwd: ROOT, timeout: 600_000, maxBuffer: 16 * 1024 * 1024 }).then(
     () => undefined,
     (error: { stdout?: string; stderr?: string; message: string }) => {
       throw new Error(`npm run build failed:\n${(error.stdout ?? '').slice(-4000)}${(error.stderr ?? '').slice(-2000) || error.message}`);
