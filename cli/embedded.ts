@@ -7,6 +7,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig, type Config } from '../shared/config.js';
 import { createLogger, type Logger } from '../shared/logger.js';
+import { describeStartupError } from '../shared/startup-error.js';
 import { comparePositions, START } from '../shared/event-store/event-store.js';
 import { ORG_SCOPES } from '../shared/domain/events.js';
 import type { CommandContext } from '../shared/event-store/command-handler.js';
@@ -178,7 +179,7 @@ export async function startEmbedded(config: Config, logger: Logger, options: Emb
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'guestpass');
+  const logger = createLogger(config.logLevel, 'guestpass', config.logFormat);
   // From the start: a signal while it starts closes the port at once, and stops the rest once started.
   const stopping = new AbortController();
   const starting = startEmbedded(config, logger, { stopping: stopping.signal });
@@ -218,7 +219,7 @@ async function main(): Promise<void> {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   main().catch((error: unknown) => {
-    console.error(`guestpass: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`guestpass: ${describeStartupError(error)}`);
     process.exit(1);
   });
 }

@@ -4,6 +4,7 @@
 // one of them forwards pass events to Kafka at a time.
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
+import { describeStartupError } from '../shared/startup-error.js';
 import { openRuntime } from '../cli/runtime.js';
 import { runService } from '../shared/http/serve.js';
 import { databaseCheck, eventStoreCheck, kafkaCheck, type ReadinessCheck } from '../shared/http/readiness.js';
@@ -20,7 +21,7 @@ import { defaultBaseUrl } from '../cli/runtime.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'projections');
+  const logger = createLogger(config.logLevel, 'projections', config.logFormat);
   // Its port serves only /healthz, /readyz and /metrics (read-model and reactor lag, delivery outcomes).
   await runService({ config, logger, name: 'projections' }, async () => {
     // What has started, stopped in reverse (the batch in flight finishes first); a failed start stops it too.
@@ -94,6 +95,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  console.error(`projections: ${describeStartupError(error)}`);
   process.exit(1);
 });
