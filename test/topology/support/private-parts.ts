@@ -149,7 +149,7 @@ export class PrivateKafka {
   }
 
   /** Starts the broker (again, with its data) and waits until it serves. */
-  async start(timeoutMs = 90_000): Promise<void> {
+  async start(timeoutMs = 240_000): Promise<void> {
     const fd = openSync(this.logFile, 'a');
     const from = statSync(this.logFile).size;
     this.child = spawn(
