@@ -130,6 +130,7 @@ describe('production topology: the parts fail under load (private PostgreSQL, Ka
       trustedProxies: [TERMINATOR],
       env: { DELIVERY_WAIT_MS: '0', REDIS_URL: redis!.url },
       opsPorts: true,
+      startTimeoutMs: 180_000,
     });
     cli = new OperatorCli({ ...topology.env, GUESTPASS_DATA_DIR: path.join(dir, 'cli') });
     terminator = GatewayClient.viaTerminator(topology.url, certificate.ca);
