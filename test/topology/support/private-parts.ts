@@ -43,6 +43,21 @@ async function exited(child: ChildProcess, timeoutMs: number): Promise<void> {
   });
 }
 
+/** A free loopback port in 20000-29999 (outside Linux's ephemeral range, 32768-60999). */
+async function freeFixedPort(): Promise<number> {
+  const net = await import('node:net');
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error('no free port in 20000-29999');
+}
+
 /** A PostgreSQL cluster of the test's own: stopped (fast shutdown), killed (SIGKILL, crash recovery on start), started on the same port. */
 export class PrivatePostgres {
   private server: EmbeddedServer | null = null;
@@ -129,7 +144,9 @@ export class PrivateKafka {
   }
 
   static async start(dir: string, libDir: string, logFile: string): Promise<PrivateKafka> {
-    const [port, controllerPort] = [await freePort(), await freePort()];
+    // Below the ephemeral range: the broker binds its ports long after they were found free (a
+    // JVM start), and a port of that range may meanwhile be the source port of any connection.
+    const [port, controllerPort] = [await freeFixedPort(), await freeFixedPort()];
     const home = path.join(dir, 'kafka');
     await mkdir(home, { recursive: true });
     const ci = readFileSync(path.join(ROOT, '.ci/kafka/server.properties'), 'utf8');
