@@ -54,9 +54,6 @@ export interface ServiceServer {
 /** How long close() lets requests under way finish before it drops their connections. */
 export const DRAIN_MS = 30_000;
 
-/** With an operators' port: how long close() leaves idle kept-alive connections to the gateway open. */
-export const IDLE_GRACE_MS = 2000;
-
 function unavailable(req: http.IncomingMessage, res: http.ServerResponse, lifecycle: Lifecycle): void {
   const body = JSON.stringify({ success: false, error: `the service is ${lifecycle}`, code: 'unavailable' });
   res.writeHead(503, {
@@ -170,17 +167,12 @@ export async function openServiceServer(options: ServiceServerOptions): Promise<
           return;
         }
         server.close(() => {
-          clearTimeout(grace);
           clearInterval(sweep);
           clearTimeout(drain);
           closeOps();
         });
         // Connections that fall idle after their last answer, and, once DRAIN_MS is over, all.
-        // Behind a gateway (OPS_PORT), idle kept-alive connections are left open for
-        // IDLE_GRACE_MS first: closing one while the gateway sends a POST on it is a 502 the
-        // gateway cannot retry; used meanwhile, each is answered and closed (Connection: close).
-        let sweep: NodeJS.Timeout | undefined;
-        const grace = setTimeout(() => (sweep = setInterval(() => server.closeIdleConnections(), 100)), opsServer ? IDLE_GRACE_MS : 0);
+        const sweep = setInterval(() => server.closeIdleConnections(), 100);
         const drain = setTimeout(() => {
           if (underWay.size > 0) logger.warn({ requests: underWay.size }, `${options.name}: requests still under way after ${DRAIN_MS} ms; dropping them`);
           server.closeAllConnections();
