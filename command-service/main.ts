@@ -5,7 +5,8 @@
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { describeStartupError } from '../shared/startup-error.js';
-import { defaultBaseUrl, openRuntime } from '../cli/runtime.js';
+import { openRuntime } from '../runtime/runtime.js';
+import { defaultBaseUrl } from '../runtime/base-url.js';
 import { runService } from '../shared/http/serve.js';
 import { databaseCheck, eventStoreCheck } from '../shared/http/readiness.js';
 import { createCommandApp } from './app.js';

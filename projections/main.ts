@@ -5,7 +5,7 @@
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { describeStartupError } from '../shared/startup-error.js';
-import { openRuntime } from '../cli/runtime.js';
+import { openRuntime } from '../runtime/runtime.js';
 import { runService } from '../shared/http/serve.js';
 import { databaseCheck, eventStoreCheck, kafkaCheck, type ReadinessCheck } from '../shared/http/readiness.js';
 import { observeDeliveryOutcomes } from '../shared/metrics/delivery-metrics.js';
@@ -17,7 +17,7 @@ import { runWhileLeader } from '../shared/db/leadership-lock.js';
 import { SESSION_LOCKS } from '../shared/db/session-lock.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
 import { startConfiguredPassDelivery } from './pass-delivery.js';
-import { defaultBaseUrl } from '../cli/runtime.js';
+import { defaultBaseUrl } from '../runtime/base-url.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -35,7 +35,7 @@ export function passwordSignInRoutes(router: Router<HttpState>, env: SignInEnv):
     // Nothing to sign in for: a visitor who signed in recently goes to the account page. One who
     // signed in longer ago may sign in again, as adding an authenticator needs (session-decider.ts).
     const session = flow === null ? await kit.session(ctx) : null;
-    if (session !== null && authenticatedRecently(session, new Date())) return redirectTo(ctx, SIGN_IN_PATHS.account);
+    if (session !== null && authenticatedRecently(session, new Date())) return redirectTo(ctx, kit.landingPage(ctx));
     // The client's login_hint pre-fills the email (only a hint: the user can change it).
     const hint = flow === null ? undefined : parseFormFields(flow.query).login_hint;
     const email = typeof hint === 'string' && hint.length <= MAX_LOGIN_HINT_LENGTH && VISIBLE_ASCII.test(hint) ? hint : '';

@@ -25,7 +25,7 @@ import {
   type AuthorizationFlow,
 } from '../../shared/sign-in/authorization-flow.js';
 import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
-import type { CommandAppDeps } from '../app.js';
+import type { CommandAppDeps } from '../command-app-deps.js';
 import { BrowserState } from './browser-state.js';
 import { sendOn } from './page-response.js';
 import { SIGN_IN_PATHS } from './sign-in-paths.js';
@@ -72,11 +72,20 @@ export interface BrowserSignIn extends SignInKit {
   startSession(ctx: HttpContext, user: { readonly userId: number; readonly orgId: number }, amr: readonly AuthenticationMethod[]): Promise<void>;
   /** Ends this browser's session (if any) and clears its cookie. */
   endSession(ctx: HttpContext, reason: SessionEndReason): Promise<void>;
+  /** After the next sign-in in this browser, send it to `path` (a local path) rather than /account. */
+  returnAfterSignIn(ctx: HttpContext, path: string): void;
+  /** Where a sign-in with no authorization in progress ends: the page asked for, else /account. */
+  landingPage(ctx: HttpContext): string;
 }
 
 /** The context of the events a browser request causes: the request id, the user as actor. */
 export function userCommandContext(ctx: HttpContext, userId: number, now: Date): CommandContext {
   return { correlationId: ctx.state.requestId, causationId: null, actor: { kind: 'user', id: userId }, now };
+}
+
+/** A path of this site (never `//host` or `/\\host`, which browsers read as another origin). */
+export function isLocalPath(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= 2000 && /^\/(?![/\\])[\x21-\x7e]*$/.test(value);
 }
 
 function isPendingSecondFactor(value: unknown): value is PendingSecondFactor {
@@ -157,6 +166,14 @@ export function createSignInKit(deps: CommandAppDeps): BrowserSignIn {
       return session;
     },
 
+    returnAfterSignIn(ctx, path) {
+      if (isLocalPath(path)) cookies.setSealed(ctx, SIGN_IN_COOKIES.returnTo, path);
+    },
+
+    landingPage(ctx) {
+      return cookies.getSealed(ctx, SIGN_IN_COOKIES.returnTo, isLocalPath) ?? SIGN_IN_PATHS.account;
+    },
+
     flow(ctx) {
       return cookies.getSealed(ctx, SIGN_IN_COOKIES.flow, isAuthorizationFlow);
     },
@@ -213,7 +230,9 @@ export function createSignInKit(deps: CommandAppDeps): BrowserSignIn {
 
       const flow = kit.flow(ctx);
       if (flow === null) {
-        sendOn(ctx, SIGN_IN_PATHS.account);
+        const landing = kit.landingPage(ctx);
+        cookies.clear(ctx, SIGN_IN_COOKIES.returnTo);
+        sendOn(ctx, landing);
         return;
       }
       kit.keepFlow(ctx, signedInFor(flow, sid));

@@ -19,7 +19,7 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { ValidationError } from '../errors.js';
-import { MAX_PASSES_PER_BATCH } from './guest-invites-decider.js';
+import { MAX_PASSES_PER_BATCH, PASS_PUBLIC_ID_PATTERN } from './pass-constants.js';
 import { isCalendarDate, parseIsoInstant, utcMillis } from './iso-time.js';
 import { carriesLink } from './link-free-text.js';
 
@@ -34,8 +34,7 @@ export const PASS_FIELD_LIMITS = {
   invited_by: 100,
 } as const;
 
-/** Public id of a pass: `gst_` + 128 random bits as lowercase hex. */
-export const PASS_PUBLIC_ID_PATTERN = '^gst_[0-9a-f]{32}$';
+export { PASS_PUBLIC_ID_PATTERN };
 const PUBLIC_ID = new RegExp(PASS_PUBLIC_ID_PATTERN);
 export function isPassPublicId(value: string): boolean {
   return PUBLIC_ID.test(value);

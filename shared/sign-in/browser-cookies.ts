@@ -39,6 +39,11 @@ export const SIGN_IN_COOKIES = {
    * which anyone can trigger (OWASP's "device cookies"). Only our own sign-in form sends it.
    */
   device: { name: 'gp_device', sameSite: 'Strict', maxAgeSeconds: 180 * 24 * 60 * 60 },
+  /**
+   * The page of this site a sign-in was asked for (sealed, a local path): the console sends a
+   * browser that is not signed in to /signin and back there after it. Only our own pages set it.
+   */
+  returnTo: { name: 'gp_return', sameSite: 'Lax', maxAgeSeconds: 15 * 60 },
 } as const satisfies Record<string, CookieSpec>;
 
 const NAME = /^[A-Za-z0-9_-]+$/;

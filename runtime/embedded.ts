@@ -30,7 +30,8 @@ import { registerClient } from '../command-service/oauth-clients/register-client
 import { OAUTH_SCOPES } from '../shared/oauth/scopes.js';
 import { startDoorPath } from '../door-gateway/embedded.js';
 import { startConfiguredPassDelivery } from '../projections/pass-delivery.js';
-import { defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
+import { openRuntime, type Runtime } from './runtime.js';
+import { defaultBaseUrl } from './base-url.js';
 import { onShutdownSignal } from '../shared/shutdown-signal.js';
 
 /** The cursor secret survives restarts of the embedded default, so clients' cursors stay valid. */
@@ -203,11 +204,13 @@ async function main(): Promise<void> {
   if (stopping.signal.aborted) return;
   process.stdout.write(`\nguestpass is running at ${service.baseUrl}\n`);
   process.stdout.write(`  OpenAPI: ${service.baseUrl}/api/v1/openapi.json\n`);
+  if (!service.demo) process.stdout.write(`  Console: ${service.baseUrl}/settings\n`);
   if (service.demo) {
     const { apiKey, adminEmail, adminPassword, clientId } = service.demo;
     process.stdout.write(
       `  Demo organization API key (every scope; shown this once, stored only as a hash):\n    ${apiKey}\n` +
         `  Demo admin sign-in (shown this once): ${adminEmail} / ${adminPassword}\n` +
+        `  Console (sign in as the demo admin): ${service.baseUrl}/settings\n` +
         `  Demo OAuth client (public, PKCE, redirect http://127.0.0.1:<any port>/callback): ${clientId}\n` +
         `  Discovery: ${service.baseUrl}/.well-known/openid-configuration\n`,
     );
