@@ -7,6 +7,8 @@ import { defaultLogFormat, LOG_FORMATS, type LogFormat } from './logger.js';
 export interface Config {
   /** HTTP port of the embedded gateway and of each service run alone. */
   readonly port: number;
+  /** OPS_PORT: /healthz, /readyz and /metrics on a port of their own, and PORT opened only once the process serves; null = both on PORT. */
+  readonly opsPort: number | null;
   readonly host: string;
   /** Absolute base URL the service is reached at (issuer, links). */
   readonly publicBaseUrl: string | null;
@@ -249,6 +251,7 @@ export function loadConfig(env: Env = process.env): Config {
   const publicBaseUrl = optionalUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
+    opsPort: env.OPS_PORT?.trim() ? integer(env, 'OPS_PORT', 9090, 0, 65535) : null,
     host: env.HOST?.trim() || '127.0.0.1',
     publicBaseUrl: publicBaseUrl?.replace(/\/+$/, '') ?? null,
     databaseUrl: optionalUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),

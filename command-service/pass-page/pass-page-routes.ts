@@ -24,6 +24,7 @@ import { drawQrSvg, QrSvgCache } from './qr-svg.js';
 import { registerGuest } from './register-guest.js';
 import { seeOther, sendCalendar, sendPassPage } from './pass-page-response.js';
 import { countRateLimited } from '../../shared/metrics/http-metrics.js';
+import { OUTAGE_RETRY_AFTER_SECONDS, outageOf, recordOutage } from '../../shared/outage/part-unavailable.js';
 
 /**
  * 60 requests a minute per source address for the three routes together (a guest opens the page
@@ -81,6 +82,12 @@ function passPageErrors(): HttpMiddleware {
       const status = (error as { status?: unknown; expose?: unknown }).expose === true ? Number((error as { status: number }).status) : 500;
       if (status >= 400 && status < 500) {
         return sendPassPage(ctx, passMessagePage({ title: 'Request not understood', message: (error as Error).message, link: back }), status);
+      }
+      const outage = outageOf(error);
+      if (outage !== null) {
+        recordOutage(outage, ctx.state.log);
+        ctx.set('Retry-After', String(OUTAGE_RETRY_AFTER_SECONDS));
+        return sendPassPage(ctx, passMessagePage({ title: 'Temporarily unavailable', message: 'The pass cannot be shown just now. Wait a few seconds, then try again.', link: back }), 503);
       }
       ctx.state.log.error({ err: error }, 'unhandled error');
       sendPassPage(ctx, passMessagePage({ title: 'Something went wrong', message: 'The pass could not be shown just now. Try again in a moment.' }), 500);

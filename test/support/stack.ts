@@ -6,7 +6,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { migratedDatabase } from './database.js';
-import { type Knex } from '../../shared/db/knex.js';
+import { createKnex, type Knex } from '../../shared/db/knex.js';
+import { migrateToLatest } from '../../shared/db/migrate.js';
 import { createEventStore } from '../../shared/event-store/create-event-store.js';
 import { CommandHandler, type CommandContext } from '../../shared/event-store/command-handler.js';
 import type { EventStore } from '../../shared/event-store/event-store.js';
@@ -67,6 +68,8 @@ export interface ServeOptions {
 
 export interface StackOptions extends ServeOptions {
   readonly label?: string;
+  /** An empty database of the test's own server (migrated here) instead of a fresh one on the run's server. */
+  readonly databaseUrl?: string;
   /** Default: LOG_LEVEL, else silent. */
   readonly logLevel?: string;
   /** A logger of the test's own (to capture lines); overrides logLevel. */
@@ -181,8 +184,19 @@ export function requester(baseUrl: string) {
   };
 }
 
+async function migrated(url: string): Promise<{ url: string; knex: Knex }> {
+  const knex = createKnex(url, { max: 20 });
+  await migrateToLatest(knex).catch(async (error: unknown) => {
+    await knex.destroy();
+    throw error;
+  });
+  return { url, knex };
+}
+
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const { url: databaseUrl, knex: db } = await migratedDatabase(options.label ?? 'stack', { max: 20 });
+  const { url: databaseUrl, knex: db } = options.databaseUrl
+    ? await migrated(options.databaseUrl)
+    : await migratedDatabase(options.label ?? 'stack', { max: 20 });
   const logger = options.logger ?? createLogger(options.logLevel ?? process.env.LOG_LEVEL ?? 'silent', 'stack');
   const store = createEventStore({ databaseUrl, eventStoreUrl: null, schemas: eventSchemas });
   const subjectKeys = new PostgresSubjectKeyStore(db, testDataKeyRing());
