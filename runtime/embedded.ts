@@ -14,7 +14,8 @@ import type { CommandContext } from '../shared/event-store/command-handler.js';
 import { sharedRateLimitStore } from '../shared/http/rate-limit-store.js';
 import { mountGateway } from '../shared/http/gateway.js';
 import { openServiceServer } from '../shared/http/service-server.js';
-import { databaseCheck, eventStoreCheck, kafkaCheck } from '../shared/http/readiness.js';
+import { databaseCheck, eventStoreCheck, kafkaCheck, waitUntilReady } from '../shared/http/readiness.js';
+import { READY_WAIT_MS } from '../shared/http/serve.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
 import { observeDeliveryOutcomes } from '../shared/metrics/delivery-metrics.js';
 import { observeLogLag } from '../projections/lag-metrics.js';
@@ -169,7 +170,10 @@ export async function startEmbedded(config: Config, logger: Logger, options: Emb
     started.push(async () => metricsObservers.forEach((stopObserving) => stopObserving()));
     const checks = [databaseCheck(runtime.knex), eventStoreCheck(runtime.store), mqttCheck(doorPath.gateway), notary.integrity.readinessCheck()];
     if (doorPath.bus instanceof KafkaPassBus) checks.push(kafkaCheck(doorPath.bus));
-    server.serve(mountGateway(commandApp, queryApp), checks);
+    // Serves once /readyz would say 200 (the embedded door path's MQTT link connects a moment after start).
+    const failing = await waitUntilReady(checks, READY_WAIT_MS, options.stopping);
+    if (failing.length > 0) logger.warn({ failing }, 'serving though parts are not ready yet');
+    await server.serve(mountGateway(commandApp, queryApp), checks);
 
     // Last, once nothing else can fail: the demo credentials are shown once and stored only as
     // hashes, and the next start sees a non-empty log and seeds nothing, so a start that failed

@@ -82,6 +82,29 @@ export class Readiness {
   }
 }
 
+/**
+ * Waits (at most `timeoutMs`) until every check passes at once, so that a process serves its API
+ * only when /readyz would say 200: a balancer that reads readiness never sees a ready API answer
+ * 503 there. Returns the parts still failing when the time is up (the process serves anyway, and
+ * readiness tells the truth about them).
+ */
+export async function waitUntilReady(checks: readonly ReadinessCheck[], timeoutMs: number, signal?: AbortSignal): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const results = await Promise.all(
+      checks.map(({ name, check }) =>
+        within(Promise.resolve().then(check), CHECK_TIMEOUT_MS, name).then(
+          () => null,
+          () => name,
+        ),
+      ),
+    );
+    const failing = results.filter((name): name is string => name !== null);
+    if (failing.length === 0 || Date.now() >= deadline || signal?.aborted) return failing;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** The read models' (and the PostgreSQL event store's) database answers a query. */
 export function databaseCheck(knex: Knex, name = 'database'): ReadinessCheck {
   return { name, check: async () => void (await knex.raw('select 1')) };

@@ -6,7 +6,7 @@ import type http from 'node:http';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { onShutdownSignal } from '../shutdown-signal.js';
-import type { ReadinessCheck } from './readiness.js';
+import { waitUntilReady, type ReadinessCheck } from './readiness.js';
 import { openServiceServer, type ServiceServer } from './service-server.js';
 import { partEndpoints } from '../outage/part-outage.js';
 import { knowPartEndpoints } from '../outage/part-unavailable.js';
@@ -29,6 +29,9 @@ export interface ServiceControl {
    */
   readonly stopping: AbortSignal;
 }
+
+/** How long a started process waits for its parts to pass their readiness checks before it serves. */
+export const READY_WAIT_MS = 10_000;
 
 export async function runService(
   options: {
@@ -73,6 +76,8 @@ export async function runService(
   started.catch(() => undefined);
   try {
     const service = await started;
+    const failing = await waitUntilReady(service.checks, READY_WAIT_MS, aborter.signal);
+    if (failing.length > 0) logger.warn({ failing }, `${name}: serving though parts are not ready yet`);
     await server.serve(service.app, service.checks);
     if (server.lifecycle() === 'serving') logger.info({ host: config.host, port: server.port }, `${name} listening`);
   } catch (error) {

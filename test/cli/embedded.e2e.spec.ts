@@ -31,6 +31,9 @@ describe('npm start (the embedded runner)', function () {
     const first = await start();
     let publicId: string;
     try {
+      // It serves only once every part passes its check: a balancer never sees a serving API unready.
+      const ready = await fetch(`${first.baseUrl}/readyz`);
+      expect(ready.status, await ready.clone().text()).to.equal(200);
       expect(first.demoKey).to.match(/^svc_sk_/);
       // The demo admin signs in through the demo OAuth client (public, PKCE, loopback redirect).
       const demo = first.demo!;
