@@ -21,6 +21,7 @@ import { consoleUser } from './console-user.js';
 import { navFor } from './console-nav.js';
 import { consoleLayout } from './pages/console-layout.js';
 import { field } from '../command-service/sign-in/page-form.js';
+import { passesSection } from './passes/passes-routes.js';
 
 /** The sign-in forms' policy: 300 posts a minute per source address. */
 const CONSOLE_FORMS_LIMIT = { ...ORG_API_RATE_LIMIT, points: 300, windowSeconds: 60, abuseThreshold: 300 };
@@ -28,7 +29,7 @@ const CONSOLE_FORMS_LIMIT = { ...ORG_API_RATE_LIMIT, points: 300, windowSeconds:
 /** The console's sections; each adds its routes to the router it is given. */
 export type ConsoleSection = (router: Router<HttpState>, env: ConsoleEnv) => void;
 
-const SECTIONS: readonly ConsoleSection[] = [];
+const SECTIONS: readonly ConsoleSection[] = [passesSection];
 
 export function consoleRoutes(deps: CommandAppDeps, options: { trustProxy: boolean }): Router<HttpState> {
   const env: ConsoleEnv = {
