@@ -22,6 +22,8 @@ import { navFor } from './console-nav.js';
 import { consoleLayout } from './pages/console-layout.js';
 import { field } from '../command-service/sign-in/page-form.js';
 import { passesSection } from './passes/passes-routes.js';
+import { visitorsSection } from './visitors/visitors-routes.js';
+import { membersSection } from './settings/members-routes.js';
 
 /** The sign-in forms' policy: 300 posts a minute per source address. */
 const CONSOLE_FORMS_LIMIT = { ...ORG_API_RATE_LIMIT, points: 300, windowSeconds: 60, abuseThreshold: 300 };
@@ -29,7 +31,7 @@ const CONSOLE_FORMS_LIMIT = { ...ORG_API_RATE_LIMIT, points: 300, windowSeconds:
 /** The console's sections; each adds its routes to the router it is given. */
 export type ConsoleSection = (router: Router<HttpState>, env: ConsoleEnv) => void;
 
-const SECTIONS: readonly ConsoleSection[] = [passesSection];
+const SECTIONS: readonly ConsoleSection[] = [passesSection, visitorsSection, membersSection];
 
 export function consoleRoutes(deps: CommandAppDeps, options: { trustProxy: boolean }): Router<HttpState> {
   const env: ConsoleEnv = {

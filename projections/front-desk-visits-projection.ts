@@ -85,5 +85,7 @@ export const frontDeskVisitsProjection: Projection<WrittenVisitRow> = {
   indexes: [
     // The desk's one query: a facility's guests of one day, in arrival order.
     { suffix: 'facility_day_idx', on: '(org_id, facility_id, arrival_date, arrival_time, pass_id)' },
+    // Who is on site now, whatever day they were expected (the evacuation list).
+    { suffix: 'on_site_idx', on: '(org_id, facility_id, checked_in_at) WHERE checked_in_at IS NOT NULL AND checked_out_at IS NULL' },
   ],
 };
