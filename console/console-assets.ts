@@ -65,6 +65,7 @@ code { font-family: ui-monospace, monospace; font-size: 0.95em; overflow-wrap: a
 .tag--suspended { background: #8a4b00; }
 .tag--inactive { background: #4a4a4a; }
 .scope-list { margin: 0; padding-left: 1.1rem; }
+.facts dd { overflow-wrap: anywhere; }
 .stats { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; list-style: none; padding: 0; margin: 0 0 1rem; }
 .stats li { background: #fff; border-left: 5px solid #1d4f91; padding: 0.25rem 0.75rem; }
 .stats strong { font-size: 1.3rem; margin-right: 0.3rem; }
