@@ -129,7 +129,7 @@ describe('console hosts, front desk and members in headless Chromium', function 
       return (await page.locator('#passes').textContent())!.includes('Sent');
     }, 'the list shows the email sent');
     await chrome!.check(page, 'passes-list');
-    await page.getByRole('link', { name: 'Grace Guest' }).click();
+    await page.getByRole('link', { name: 'Grace Guest' }).first().click();
     await chrome!.check(page, 'pass-detail');
     await page.getByRole('link', { name: 'Revoke' }).click();
     await chrome!.check(page, 'pass-revoke-confirm');
@@ -149,7 +149,7 @@ describe('console hosts, front desk and members in headless Chromium', function 
 
     expect(controller.scan({ qrValue }, new Date(), 'Front door', 'entry').result).to.equal('granted');
     // No reload: the page fetches itself again every 10 seconds.
-    await adminPage.waitForFunction("document.querySelector('#on-site')?.textContent?.includes('Vera Visitor') ?? false", undefined, { timeout: 30_000 });
+    await adminPage.locator('#on-site').filter({ hasText: 'Vera Visitor' }).waitFor({ timeout: 30_000 });
     expect(await adminPage.locator('#visitors-live').textContent()).to.not.match(/Expected[\s\S]*Vera Visitor[\s\S]*Left/);
     await chrome!.check(adminPage, 'visitors-on-site');
 
@@ -163,7 +163,7 @@ describe('console hosts, front desk and members in headless Chromium', function 
 
     await adminPage.goto(`/visitors?facility=${facilityId}`);
     expect(controller.scan({ qrValue }, new Date(), 'Front door', 'exit').result).to.equal('granted');
-    await adminPage.waitForFunction("document.querySelector('#left')?.textContent?.includes('Vera Visitor') ?? false", undefined, { timeout: 30_000 });
+    await adminPage.locator('#left').filter({ hasText: 'Vera Visitor' }).waitFor({ timeout: 30_000 });
     expect((await adminPage.locator('#on-site').count()) === 0 || !(await adminPage.locator('#on-site').textContent())!.includes('Vera Visitor')).to.equal(true);
     await chrome!.check(adminPage, 'visitors-left');
   });
