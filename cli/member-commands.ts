@@ -14,7 +14,7 @@ import { deactivateMember, reactivateMember } from '../command-service/members/c
 import { eraseMember } from '../command-service/members/erase-member.js';
 import { importMembers, type ImportCounts } from '../command-service/members/import-members.js';
 import { ProgressBar } from '../projections/progress-bar.js';
-import type { Runtime } from './runtime.js';
+import type { Runtime } from '../runtime/runtime.js';
 import { withModestHeapGrowth } from './heap-growth.js';
 import { integerArg, noPositionals, optional, parse, required, UsageError, type Options } from './cli-args.js';
 

@@ -4,7 +4,9 @@
 // (PROJECTION_WAIT_MS) so the next read sees the write.
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
-import { defaultBaseUrl, openRuntime } from '../cli/runtime.js';
+import { describeStartupError } from '../shared/startup-error.js';
+import { openRuntime } from '../runtime/runtime.js';
+import { defaultBaseUrl } from '../runtime/base-url.js';
 import { runService } from '../shared/http/serve.js';
 import { databaseCheck, eventStoreCheck } from '../shared/http/readiness.js';
 import { createCommandApp } from './app.js';
@@ -12,7 +14,7 @@ import { sharedRateLimitStore } from '../shared/http/rate-limit-store.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'command-service');
+  const logger = createLogger(config.logLevel, 'command-service', config.logFormat);
   await runService({ config, logger, name: 'command service' }, async (server) => {
     // DATABASE_URL, else the embedded server a running `npm start` recorded, else an embedded one;
     // migrates, and builds the event store (createEventStore) and the other ports.
@@ -37,6 +39,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  console.error(`command-service: ${describeStartupError(error)}`);
   process.exit(1);
 });

@@ -19,7 +19,7 @@ nav { background: #fff; border-bottom: 1px solid #6b6b6b; }
 .nav { list-style: none; margin: 0 auto; padding: 0 1rem; display: flex; flex-wrap: wrap; gap: 0 1.25rem; max-width: 64rem; }
 .nav a { display: inline-block; padding: 0.6rem 0; }
 .nav a[aria-current=page] { font-weight: 700; color: #1b1b1b; border-bottom: 4px solid #1d4f91; }
-main { display: block; max-width: 64rem; margin: 0 auto; padding: 1rem 1rem 3rem; }
+main { display: block; max-width: 64rem; margin: 0 auto; padding: 1rem 1rem 3rem; overflow-wrap: anywhere; }
 main:focus { outline: none; }
 h1 { font-size: 1.75rem; line-height: 1.25; margin: 0.5rem 0 1rem; }
 h2 { font-size: 1.3rem; margin: 1.5rem 0 0.5rem; }
@@ -49,7 +49,7 @@ textarea.input { min-height: 5rem; }
 .panel { border: 5px solid #00703c; background: #fff; padding: 0.5rem 1rem; margin: 0 0 1rem; }
 .warning-text { border-left: 5px solid #b00020; padding-left: 0.75rem; }
 .notice { border-left: 5px solid #1d4f91; background: #fff; padding: 0.5rem 0.75rem; }
-.table-wrap { overflow-x: auto; margin: 0 0 1.5rem; }
+.table-wrap { overflow-x: auto; margin: 0 0 1.5rem; position: relative; }
 table { border-collapse: collapse; width: 100%; background: #fff; }
 caption { text-align: left; font-weight: 700; padding: 0.5rem 0; }
 th, td { text-align: left; vertical-align: top; padding: 0.5rem; border-bottom: 1px solid #6b6b6b; overflow-wrap: anywhere; }

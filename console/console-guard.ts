@@ -140,6 +140,11 @@ export function checkUploadCsrf(env: ConsoleEnv, ctx: HttpContext, fields: FormF
   env.kit.checkCsrf(ctx);
 }
 
+/** The middleware of a console page that needs no sign-in (an invitation's emailed link): errors, and CSRF on POST. */
+export function publicGuard(env: ConsoleEnv): HttpMiddleware[] {
+  return [renderErrors(env), readForm(env, false)];
+}
+
 /**
  * True when the user signed in within the last 10 minutes. Otherwise sends the "sign in again"
  * page (coming back to `returnTo`, a GET page of the console) and returns false.

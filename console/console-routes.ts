@@ -8,7 +8,7 @@ import { serviceRouter } from '../shared/http/service-app.js';
 import type { HttpState } from '../shared/http/http-state.js';
 import { ORG_API_RATE_LIMIT, RateLimiter } from '../shared/http/rate-limit.js';
 import { html } from '../shared/sign-in/html.js';
-import type { CommandAppDeps } from '../command-service/app.js';
+import type { CommandAppDeps } from '../command-service/command-app-deps.js';
 import { createSignInKit } from '../command-service/sign-in/sign-in-kit.js';
 import { isLocalPath } from '../command-service/sign-in/sign-in-kit.js';
 import { redirectTo } from '../command-service/sign-in/page-response.js';
@@ -21,6 +21,11 @@ import { consoleUser } from './console-user.js';
 import { navFor } from './console-nav.js';
 import { consoleLayout } from './pages/console-layout.js';
 import { field } from '../command-service/sign-in/page-form.js';
+import { clientsSection } from './settings/clients-routes.js';
+import { apiKeysSection } from './settings/api-keys-routes.js';
+import { facilitiesSection } from './settings/facilities-routes.js';
+import { peopleSection } from './settings/people-routes.js';
+import { invitationsSection } from './invitations/invitations-routes.js';
 import { passesSection } from './passes/passes-routes.js';
 import { visitorsSection } from './visitors/visitors-routes.js';
 import { membersSection } from './settings/members-routes.js';
@@ -32,7 +37,17 @@ const CONSOLE_FORMS_LIMIT = { ...ORG_API_RATE_LIMIT, points: 300, windowSeconds:
 /** The console's sections; each adds its routes to the router it is given. */
 export type ConsoleSection = (router: Router<HttpState>, env: ConsoleEnv) => void;
 
-const SECTIONS: readonly ConsoleSection[] = [passesSection, visitorsSection, membersSection, auditSection];
+const SECTIONS: readonly ConsoleSection[] = [
+  clientsSection,
+  apiKeysSection,
+  facilitiesSection,
+  peopleSection,
+  invitationsSection,
+  passesSection,
+  visitorsSection,
+  membersSection,
+  auditSection,
+];
 
 export function consoleRoutes(deps: CommandAppDeps, options: { trustProxy: boolean }): Router<HttpState> {
   const env: ConsoleEnv = {

@@ -14,6 +14,11 @@
 //   neither the current one nor a recent one get a full resync.
 // * Access events are acknowledged to the broker (PUBACK) only after the bus accepted them,
 //   over a persistent session, so none is lost while the gateway or Kafka is down.
+//
+// One piece though past 600 lines: one class whose paths (consumed batches, acks, status and
+// resyncs, access forwarding, the expiry sweep, reconnection) share its MQTT connections, its one
+// lock and its pending publishes; split, each part would reach into the others' state. Its pure
+// parts live elsewhere (contract.ts, credential-state.ts).
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';

@@ -5,6 +5,7 @@
 // reactor (access events -> event log). The forwarder runs in the projections process.
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
+import { describeStartupError } from '../shared/startup-error.js';
 import { createKnex } from '../shared/db/knex.js';
 import { migrateToLatest } from '../shared/db/migrate.js';
 import { createEventStore } from '../shared/event-store/create-event-store.js';
@@ -20,7 +21,7 @@ import { untilAborted } from '../shared/until-aborted.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'door-gateway');
+  const logger = createLogger(config.logLevel, 'door-gateway', config.logFormat);
   if (config.kafkaBrokers.length === 0) throw new ConfigError('KAFKA_BROKERS is required to run the door-gateway alone');
   if (!config.mqttUrl) throw new ConfigError('MQTT_URL is required to run the door-gateway alone');
   if (!config.databaseUrl) throw new ConfigError('DATABASE_URL is required to run the door-gateway alone');
@@ -73,7 +74,7 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((error) => {
-  console.error(error instanceof ConfigError ? `door-gateway: ${error.message}` : error);
+main().catch((error: unknown) => {
+  console.error(`door-gateway: ${describeStartupError(error)}`);
   process.exit(1);
 });

@@ -3,16 +3,19 @@ import type { Knex } from 'knex';
 import type { FacilityRow } from '../shared/db/read-models.js';
 import { READ_MODELS } from '../shared/db/read-models.js';
 import type { Projection, ProjectionEvent } from './projection.js';
+import { DEFAULT_TIME_ZONE } from '../shared/domain/time-zone.js';
 
 export const facilitiesProjection: Projection<FacilityRow> = {
   name: READ_MODELS.facilities,
-  version: 1,
-  handles: ['FacilityAdded', 'FacilitySuspended', 'FacilityResumed', 'FacilityDeactivated'],
+  // 2: the time zone (FacilityDetailsChanged).
+  version: 2,
+  handles: ['FacilityAdded', 'FacilityDetailsChanged', 'FacilitySuspended', 'FacilityResumed', 'FacilityDeactivated'],
   keyColumn: 'facility_id',
 
   keyOf(event: ProjectionEvent) {
     switch (event.type) {
       case 'FacilityAdded':
+      case 'FacilityDetailsChanged':
       case 'FacilitySuspended':
       case 'FacilityResumed':
       case 'FacilityDeactivated':
@@ -34,8 +37,14 @@ export const facilitiesProjection: Projection<FacilityRow> = {
           description: d.description,
           is_active: true,
           suspended: false,
+          time_zone: DEFAULT_TIME_ZONE,
           created_at: new Date(event.metadata.occurredAt),
         };
+      }
+      case 'FacilityDetailsChanged': {
+        if (!row) return undefined;
+        const { name, description, timeZone } = event.data;
+        return { ...row, name, description, time_zone: timeZone };
       }
       case 'FacilitySuspended':
         return row && !row.suspended ? { ...row, suspended: true } : undefined;
@@ -57,6 +66,7 @@ export const facilitiesProjection: Projection<FacilityRow> = {
         description text,
         is_active   boolean     NOT NULL,
         suspended   boolean     NOT NULL,
+        time_zone   text        NOT NULL,
         created_at  timestamptz NOT NULL
       )`,
       [table],

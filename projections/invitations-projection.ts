@@ -1,4 +1,5 @@
-// invitations: pending invitations, listed to the invited user by user id or email.
+// invitations: pending invitations, listed to the invited user by user id or email. An answered
+// (accepted, declined) or cancelled invitation leaves it.
 import type { Knex } from 'knex';
 import type { InvitationRow } from '../shared/db/read-models.js';
 import { READ_MODELS } from '../shared/db/read-models.js';
@@ -7,14 +8,23 @@ import type { Projection } from './projection.js';
 export const invitationsProjection: Projection<InvitationRow> = {
   name: READ_MODELS.invitations,
   version: 1,
-  handles: ['InvitationCreated'],
+  handles: ['InvitationCreated', 'InvitationAccepted', 'InvitationDeclined', 'InvitationCancelled'],
   keyColumn: 'invite_id',
 
   keyOf(event) {
-    return event.type === 'InvitationCreated' ? event.data.inviteId : null;
+    switch (event.type) {
+      case 'InvitationCreated':
+      case 'InvitationAccepted':
+      case 'InvitationDeclined':
+      case 'InvitationCancelled':
+        return event.data.inviteId;
+      default:
+        return null;
+    }
   },
 
   apply(row, event) {
+    if (event.type === 'InvitationAccepted' || event.type === 'InvitationDeclined' || event.type === 'InvitationCancelled') return row ? null : undefined;
     if (event.type !== 'InvitationCreated' || row) return undefined;
     const d = event.data;
     return {

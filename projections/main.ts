@@ -4,7 +4,8 @@
 // one of them forwards pass events to Kafka at a time.
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
-import { openRuntime } from '../cli/runtime.js';
+import { describeStartupError } from '../shared/startup-error.js';
+import { openRuntime } from '../runtime/runtime.js';
 import { runService } from '../shared/http/serve.js';
 import { databaseCheck, eventStoreCheck, kafkaCheck, type ReadinessCheck } from '../shared/http/readiness.js';
 import { observeDeliveryOutcomes } from '../shared/metrics/delivery-metrics.js';
@@ -16,11 +17,11 @@ import { runWhileLeader } from '../shared/db/leadership-lock.js';
 import { SESSION_LOCKS } from '../shared/db/session-lock.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
 import { startConfiguredPassDelivery } from './pass-delivery.js';
-import { defaultBaseUrl } from '../cli/runtime.js';
+import { defaultBaseUrl } from '../runtime/base-url.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'projections');
+  const logger = createLogger(config.logLevel, 'projections', config.logFormat);
   // Its port serves only /healthz, /readyz and /metrics (read-model and reactor lag, delivery outcomes).
   await runService({ config, logger, name: 'projections' }, async () => {
     // What has started, stopped in reverse (the batch in flight finishes first); a failed start stops it too.
@@ -94,6 +95,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  console.error(`projections: ${describeStartupError(error)}`);
   process.exit(1);
 });

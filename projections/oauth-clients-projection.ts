@@ -8,11 +8,13 @@ import type { Projection } from './projection.js';
 export const oauthClientsProjection: Projection<OAuthClientRow> = {
   name: READ_MODELS.oauthClients,
   version: 1,
-  handles: ['OAuthClientRegistered', 'OAuthClientDeleted'],
+  handles: ['OAuthClientRegistered', 'OAuthClientSecretRotated', 'OAuthClientDeleted'],
   keyColumn: 'client_id',
 
   keyOf(event) {
-    return event.type === 'OAuthClientRegistered' || event.type === 'OAuthClientDeleted' ? event.data.clientId : null;
+    return event.type === 'OAuthClientRegistered' || event.type === 'OAuthClientSecretRotated' || event.type === 'OAuthClientDeleted'
+      ? event.data.clientId
+      : null;
   },
 
   apply(row, event) {
@@ -33,6 +35,8 @@ export const oauthClientsProjection: Projection<OAuthClientRow> = {
           created_at: new Date(event.metadata.occurredAt),
         };
       }
+      case 'OAuthClientSecretRotated':
+        return row && !row.deleted && row.secret_hash !== event.data.secretHash ? { ...row, secret_hash: event.data.secretHash } : undefined;
       case 'OAuthClientDeleted':
         return row && !row.deleted ? { ...row, deleted: true } : undefined;
       default:

@@ -12,10 +12,11 @@ import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
 import type { MailSender, SmsSender } from '../shared/delivery/delivery-ports.js';
 import type { DeliveryReport } from '../shared/delivery/delivery-outcomes.js';
 import type { Config } from '../shared/config.js';
-import type { Runtime } from '../cli/runtime.js';
+import type { Runtime } from '../runtime/runtime.js';
 import { createDeliverySenders } from '../shared/delivery/create-senders.js';
 import { PassDeliveryWorker } from './pass-delivery-worker.js';
 import { sweepDoneJobs } from './pass-delivery-retention.js';
+import { InvitationMailWorker } from './invitation-mail-worker.js';
 
 export interface PassDeliveryDeps {
   readonly knex: Knex;
@@ -70,13 +71,24 @@ export async function startPassDelivery(deps: PassDeliveryDeps): Promise<Running
     pollIntervalMs: deps.pollIntervalMs,
   });
   worker.start();
+  // Invitation emails go out over the same mail channel (the console's invitations).
+  const invitationMail = new InvitationMailWorker({
+    knex: deps.knex,
+    store: deps.store,
+    mail: deps.senders.mail,
+    mailFrom: deps.senders.mailFrom,
+    baseUrl: deps.baseUrl,
+    logger: deps.logger,
+    pollIntervalMs: deps.pollIntervalMs,
+  });
+  invitationMail.start();
   const stopSweeping = sweepDoneJobs(deps.knex, deps.logger);
   return {
     worker,
     description: deps.senders.describe?.() ?? `mail: ${deps.senders.mail.kind}; sms: ${deps.senders.sms.kind}`,
     async stop() {
       await stopSweeping();
-      await worker.stop();
+      await Promise.all([worker.stop(), invitationMail.stop()]);
       await Promise.all([deps.senders.mail.close(), deps.senders.sms.close()]);
     },
   };

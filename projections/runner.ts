@@ -12,17 +12,18 @@
 // from it. Transactional reactors (reactor.ts; pass delivery's scheduler) follow the same
 // subscription with checkpoints of their own (forwarder_checkpoints), locked, checked and moved
 // in the same transaction as the read models', their rows written in it too.
-import type { Knex } from 'knex';
+//
+// One piece though past 600 lines: one class whose subscription, batch transaction, checkpoints,
+// reactors and rebuild hand-over share its tracked projections and state; the parts that stand
+// alone are modules of their own (projection-deps.ts, generation-tables.ts, table-writer.ts,
+// reactor-checkpoints.ts, rebuild.ts).
 import pg from 'pg';
 import type { Logger } from '../shared/logger.js';
 import { createLogger } from '../shared/logger.js';
-import type { SubjectKeyStore } from '../shared/crypto/subject-keys.js';
-import type { ContactHasher } from '../shared/crypto/contact-search.js';
 import {
   comparePositions,
   positionToString,
   START,
-  type EventStore,
   type Position,
   type RecordedEvent,
   type Subscription,
@@ -40,20 +41,10 @@ import { InvalidEventError } from '../shared/event-store/validating-event-store.
 import type { TransactionalReactor } from './reactor.js';
 import { lockReactorCheckpointsStatement, reactorCheckpointStatement, reactorPositions, readReactorCheckpoint } from './reactor-checkpoints.js';
 import { passDeliveryScheduler } from './pass-delivery-reactor.js';
+import type { ProjectionDeps } from './projection-deps.js';
 
-export type { ProjectionProgress };
+export type { ProjectionDeps, ProjectionProgress };
 
-export interface ProjectionDeps {
-  readonly knex: Knex;
-  readonly store: EventStore;
-  readonly subjectKeys: SubjectKeyStore;
-  /**
-   * Computes the keyed hashes of members' email and phone as their contact is opened (live and
-   * in rebuilds); without one those hashes are null and contact search finds nothing.
-   */
-  readonly contactHasher?: ContactHasher;
-  readonly logger?: Logger;
-}
 
 export interface RunnerOptions {
   /** Default: every read-model projection. */

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
+import { describeStartupError } from '../shared/startup-error.js';
 import { createKnex } from '../shared/db/knex.js';
 import { createPgPool } from '../shared/db/pg-pool.js';
 import { embeddedUrlFile } from '../shared/db/embedded-postgres.js';
@@ -13,8 +14,8 @@ import { runService } from '../shared/http/serve.js';
 import { databaseCheck } from '../shared/http/readiness.js';
 import { createQueryApp } from './app.js';
 import { sharedRateLimitStore } from '../shared/http/rate-limit-store.js';
-import { defaultBaseUrl } from '../cli/runtime.js';
-import { loadDataKeyRing } from '../cli/data-kek.js';
+import { defaultBaseUrl } from '../runtime/base-url.js';
+import { loadDataKeyRing } from '../runtime/data-kek.js';
 import { PostgresSubjectKeyStore } from '../shared/crypto/postgres-subject-key-store.js';
 import { loadContactHasher } from '../shared/crypto/postgres-contact-search-key.js';
 import { PostgresSigningKeyStore } from '../shared/oauth/postgres-signing-key-store.js';
@@ -30,7 +31,7 @@ async function databaseUrl(config: ReturnType<typeof loadConfig>): Promise<strin
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'query-service');
+  const logger = createLogger(config.logLevel, 'query-service', config.logFormat);
   await runService({ config, logger, name: 'query service' }, async (server) => {
     const url = await databaseUrl(config);
     const db = createKnex(url, { max: 20 });
@@ -62,6 +63,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  console.error(`query-service: ${describeStartupError(error)}`);
   process.exit(1);
 });

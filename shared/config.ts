@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { parseKeyEncryptionKey } from './oauth/key-encryption-key.js';
 import type { FederationConfig } from './oauth/oauth-services.js';
+import { defaultLogFormat, LOG_FORMATS, type LogFormat } from './logger.js';
 
 export interface Config {
   /** HTTP port of the embedded gateway and of each service run alone. */
@@ -21,6 +22,8 @@ export interface Config {
   /** Folder for embedded data (PostgreSQL cluster, generated keys, outbox). */
   readonly dataDir: string;
   readonly logLevel: string;
+  /** LOG_FORMAT: `pretty` lines on a terminal, else `json`. */
+  readonly logFormat: LogFormat;
   /** How long a write waits for the read models that serve the next read. */
   readonly projectionWaitMs: number;
   /** Honour X-Forwarded-For from the gateway (production behind a reverse proxy). */
@@ -106,6 +109,13 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}`);
   return value;
+}
+
+function logFormat(env: Env): LogFormat {
+  const value = env.LOG_FORMAT?.trim();
+  if (!value) return defaultLogFormat();
+  if (!(LOG_FORMATS as readonly string[]).includes(value)) throw new ConfigError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')} (got "${value}")`);
+  return value as LogFormat;
 }
 
 function brokers(env: Env): string[] {
@@ -226,6 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
     mqttUrl: optionalUrl(env, 'MQTT_URL', ['mqtt:', 'mqtts:', 'ws:', 'wss:', 'tcp:']),
     dataDir: path.resolve(env.GUESTPASS_DATA_DIR?.trim() || 'var'),
     logLevel: env.LOG_LEVEL?.trim() || 'info',
+    logFormat: logFormat(env),
     projectionWaitMs: integer(env, 'PROJECTION_WAIT_MS', 2000, 0, 60_000),
     trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
     pageCursorSecret: secret(env, 'PAGE_CURSOR_SECRET'),

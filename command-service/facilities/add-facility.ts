@@ -12,11 +12,13 @@ export interface AddFacilityInput {
   readonly orgId: number;
   readonly name: string;
   readonly description?: string | null;
+  /** IANA time zone; omitted or null for UTC. */
+  readonly timeZone?: string | null;
 }
 
 export async function addFacility(
   deps: CommandDeps,
-  { orgId, name, description }: AddFacilityInput,
+  { orgId, name, description, timeZone }: AddFacilityInput,
   ctx: CommandContext,
 ): Promise<{ facilityId: number; position: Position }> {
   const organization = await deps.handler.load(streams.organization(orgId), organizationDecider);
@@ -26,7 +28,7 @@ export async function addFacility(
   const result = await deps.handler.handle(
     streams.facility(facilityId),
     facilityDecider,
-    { type: 'AddFacility', data: { facilityId, orgId, name, description: description ?? null } },
+    { type: 'AddFacility', data: { facilityId, orgId, name, description: description ?? null, timeZone: timeZone ?? null } },
     ctx,
   );
   await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.facilities]);

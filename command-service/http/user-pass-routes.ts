@@ -19,7 +19,7 @@ import type { CommandHandler } from '../../shared/event-store/command-handler.js
 import type { ClientDirectory } from '../../shared/oauth/client-decider.js';
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
 import { tokenFamilyDecider } from '../../shared/oauth/token-family-decider.js';
-import type { CommandAppDeps } from '../app.js';
+import type { CommandAppDeps } from '../command-app-deps.js';
 import { revokePass } from '../passes/revoke-pass.js';
 import { commandContext, createPassesRoute, type PassRouteOptions } from './org-pass-routes.js';
 

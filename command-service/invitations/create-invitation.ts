@@ -44,7 +44,7 @@ export async function createInvitation(deps: CommandDeps, input: CreateInvitatio
     { type: 'CreateInvitation', data: { inviteId, orgId: input.orgId, email, userId: memberId, role: input.role ?? null } },
     ctx,
   );
-  const created = result.events[0]!.data;
+  const created = (result.events[0] as Extract<(typeof result.events)[number], { type: 'InvitationCreated' }>).data;
   await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.invitations]);
   return { inviteId, email: created.email, userId: created.userId, role: created.role as Role | null, position: result.position };
 }

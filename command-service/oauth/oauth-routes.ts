@@ -5,7 +5,7 @@ import { serviceRouter } from '../../shared/http/service-app.js';
 import type { HttpState } from '../../shared/http/http-state.js';
 import type { RateLimiter, RateLimitPolicy } from '../../shared/http/rate-limit.js';
 import { OAUTH_PATHS } from '../../shared/oauth/discovery.js';
-import type { CommandAppDeps } from '../app.js';
+import type { CommandAppDeps } from '../command-app-deps.js';
 import { CoalescingClientDirectory } from './coalescing-client-directory.js';
 import { discoveryRoutes } from './discovery-routes.js';
 import { introspectEndpoint } from './introspect.js';

@@ -19,13 +19,17 @@ export function icsUtc(instant: Date): string {
   return instant.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
 }
 
-/** A TEXT value (§3.3.11): backslash, semicolon and comma escaped, line breaks as `\n`, other controls dropped. */
+/**
+ * A TEXT value (§3.3.11): backslash, semicolon and comma escaped, line breaks as `\n`, other
+ * controls dropped. Unicode's line breaks (NEL U+0085, LS U+2028, PS U+2029) are line breaks too:
+ * a calendar that honours them would otherwise start a new content line inside the value.
+ */
 export function icsText(value: string): string {
   return value
-    .replace(/\r\n?/g, '\n')
+    .replace(/\r\n?|[\u0085\u2028\u2029]/g, '\n')
     .replace(/[\\;,]/g, (c) => `\\${c}`)
     .replace(/\n/g, '\\n')
-    .replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, '');
+    .replace(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g, '');
 }
 
 /** Folds a content line (§3.1): at most 75 octets a line, continuations start with one space. */

@@ -13,7 +13,7 @@ import type { HttpContext, HttpMiddleware, HttpState } from '../../shared/http/h
 import { ORG_API_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from '../../shared/http/rate-limit.js';
 import { ConflictError, DomainError, NotFoundError, RateLimitedError } from '../../shared/errors.js';
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
-import type { CommandAppDeps } from '../app.js';
+import type { CommandAppDeps } from '../command-app-deps.js';
 import { createSignInKit } from '../sign-in/sign-in-kit.js';
 import { field, readFormFields, type FormFields } from '../sign-in/page-form.js';
 import { isPassLinkToken, loadPassBatch, type PassBatch } from './load-pass-batch.js';

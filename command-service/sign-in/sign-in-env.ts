@@ -1,5 +1,5 @@
 // What every route of the sign-in flow is given.
-import type { CommandAppDeps } from '../app.js';
+import type { CommandAppDeps } from '../command-app-deps.js';
 import type { BrowserSignIn } from './sign-in-kit.js';
 import type { SignInLimits } from './sign-in-limits.js';
 

@@ -25,7 +25,7 @@ import {
   type AuthorizationFlow,
 } from '../../shared/sign-in/authorization-flow.js';
 import { sha256Hex } from '../../shared/oauth/opaque-credentials.js';
-import type { CommandAppDeps } from '../app.js';
+import type { CommandAppDeps } from '../command-app-deps.js';
 import { BrowserState } from './browser-state.js';
 import { sendOn } from './page-response.js';
 import { SIGN_IN_PATHS } from './sign-in-paths.js';

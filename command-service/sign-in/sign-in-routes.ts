@@ -4,7 +4,7 @@
 import type Router from '@koa/router';
 import { serviceRouter } from '../../shared/http/service-app.js';
 import type { HttpState } from '../../shared/http/http-state.js';
-import type { CommandAppDeps } from '../app.js';
+import type { CommandAppDeps } from '../command-app-deps.js';
 import { accountRoutes } from './account.js';
 import { authorizeRoute } from './authorize.js';
 import { consentRoutes } from './consent.js';

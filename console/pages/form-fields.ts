@@ -13,6 +13,9 @@ export type FormErrors = Readonly<Record<string, string>>;
 
 export const NO_ERRORS: FormErrors = {};
 
+/** The key of an error about the whole form (a limit reached), not one field: its summary link goes to the page. */
+export const FORM_ERROR = 'form';
+
 export function hasErrors(errors: FormErrors): boolean {
   return Object.keys(errors).length > 0;
 }
@@ -35,7 +38,7 @@ export function errorSummary(errors: FormErrors): SafeHtml {
   // autofocus takes keyboard and screen-reader focus to the summary without a script.
   return html`<div class="error-summary" role="alert" aria-labelledby="error-summary-title" tabindex="-1" autofocus>
 <h2 id="error-summary-title">There is a problem</h2>
-<ul>${entries.map(([name, message]) => html`<li><a href="#${fieldId(name)}">${message}</a></li>`)}</ul>
+<ul>${entries.map(([name, message]) => html`<li><a href="${name === FORM_ERROR ? '#main' : `#${fieldId(name)}`}">${message}</a></li>`)}</ul>
 </div>`;
 }
 

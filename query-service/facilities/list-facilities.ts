@@ -13,19 +13,22 @@ export interface FacilityItem {
   description: string | null;
   is_active: boolean;
   suspended: boolean;
+  /** IANA time zone of the facility's local times (UTC when unset). */
+  time_zone: string;
 }
 
 export async function listFacilities(db: Knex, orgId: number): Promise<FacilityItem[]> {
   const rows = await db<FacilityRow>(READ_MODELS.facilities)
     .where({ org_id: orgId })
     .orderBy('facility_id')
-    .select('facility_id', 'name', 'description', 'is_active', 'suspended');
+    .select('facility_id', 'name', 'description', 'is_active', 'suspended', 'time_zone');
   return rows.map((r) => ({
     id: Number(r.facility_id),
     name: r.name,
     description: r.description,
     is_active: r.is_active,
     suspended: r.suspended,
+    time_zone: r.time_zone,
   }));
 }
 

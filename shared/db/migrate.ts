@@ -1,13 +1,8 @@
 // Migrations are numbered modules listed here (so they load the same from TypeScript and from
 // the build) and never edited once landed.
 import type { Knex } from 'knex';
+import type { Migration } from './migration.js';
 import { holdSessionLock, SESSION_LOCKS } from './session-lock.js';
-
-export interface Migration {
-  readonly name: string;
-  up(knex: Knex): Promise<void>;
-  down(knex: Knex): Promise<void>;
-}
 
 const migrations: Array<() => Promise<Migration>> = [
   () => import('./migrations/001_event_store.js').then((m) => m.migration),
@@ -23,6 +18,7 @@ const migrations: Array<() => Promise<Migration>> = [
   () => import('./migrations/012_event_store_identity.js').then((m) => m.migration),
   () => import('./migrations/013_rate_limit_counters.js').then((m) => m.migration),
   () => import('./migrations/014_pass_delivery_jobs_retention.js').then((m) => m.migration),
+  () => import('./migrations/015_invitation_mail_claims.js').then((m) => m.migration),
 ];
 
 class ListedMigrations implements Knex.MigrationSource<Migration> {

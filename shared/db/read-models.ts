@@ -55,6 +55,8 @@ export interface FacilityRow {
   description: string | null;
   is_active: boolean;
   suspended: boolean;
+  /** IANA name; 'UTC' until set. */
+  time_zone: string;
   created_at: Date;
 }
 

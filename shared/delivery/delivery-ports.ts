@@ -13,6 +13,8 @@ export interface OutgoingMail {
   readonly html: string;
   /** RFC 5322 Message-ID with angle brackets, stable per batch */
   readonly messageId: string;
+  /** The page the message leads to (the pass page): what the outbox records beside it, never read from the text. */
+  readonly link: string;
 }
 
 export interface OutgoingSms {
@@ -20,6 +22,8 @@ export interface OutgoingSms {
   readonly text: string;
   /** stable per batch: the receiver drops a repeat */
   readonly idempotencyKey: string;
+  /** As OutgoingMail's link. */
+  readonly link: string;
 }
 
 export interface SendReceipt {

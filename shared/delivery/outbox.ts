@@ -1,8 +1,12 @@
 // The embedded default of both channels: each message becomes a file in `{dataDir}/outbox/`, for
 // a developer to open (`.eml` in a mail client) or list (`npx guestpass outbox list`).
 //
-//   2026-11-26T00-41-34.123Z-{batchId}-email.eml   the RFC 5322 message as SMTP would carry it
-//   2026-11-26T00-41-34.124Z-{batchId}-sms.json    {"to", "text", "idempotency_key", "created_at"}
+//   2026-11-26T00-41-34.123Z-{batchId}-email.eml   the RFC 5322 message as SMTP would carry it, with
+//                                                  an X-Outbox-Link header naming the page it leads to
+//   2026-11-26T00-41-34.124Z-{batchId}-sms.json    {"to", "text", "link", "idempotency_key", "created_at"}
+//
+// The link is the one the service put there, recorded beside the message: never scanned from the
+// text, which carries what a pass creator typed (a name could hold a URL that looks like ours).
 //
 // Names sort by time (one folder's stamps never repeat within a process); each file is written
 // under a temporary name in the same folder and renamed, so a reader never sees half a message.
@@ -11,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DeliveryFailure, type MailSender, type OutgoingMail, type OutgoingSms, type SendReceipt, type SmsSender } from './delivery-ports.js';
-import { findPart, parseMimeMessage } from './mime-reader.js';
+import { parseMimeMessage } from './mime-reader.js';
 import { renderRawMail } from './raw-mail.js';
 
 export type OutboxChannel = 'email' | 'sms';
@@ -25,7 +29,7 @@ export interface OutboxEntry {
   readonly subject: string | null;
   /** The SMS's text; null for an email (open the file for it). */
   readonly text: string | null;
-  /** The first http(s) URL with `/p/` in the message's text: the pass page. */
+  /** The page the message leads to (the pass page), as recorded when it was written. */
   readonly link: string | null;
   /** When the message was written (ISO 8601, from the file name). */
   readonly createdAt: string;
@@ -93,7 +97,9 @@ export class OutboxMailSender implements MailSender {
 
   async send(mail: OutgoingMail): Promise<SendReceipt> {
     // A real message, so that it opens in a mail client as the guest would see it.
-    const name = await this.folder.write(mail.messageId, 'email.eml', () => renderRawMail(mail));
+    const name = await this.folder.write(mail.messageId, 'email.eml', async () =>
+      Buffer.concat([Buffer.from(`${OUTBOX_LINK_HEADER}: ${oneHeaderValue(mail.link)}\r\n`), await renderRawMail(mail)]),
+    );
     return { providerMessageId: name };
   }
 
@@ -110,7 +116,7 @@ export class OutboxSmsSender implements SmsSender {
 
   async send(sms: OutgoingSms): Promise<SendReceipt> {
     const name = await this.folder.write(sms.idempotencyKey, 'sms.json', (createdAt) =>
-      JSON.stringify({ to: sms.to, text: sms.text, idempotency_key: sms.idempotencyKey, created_at: createdAt.toISOString() }, null, 2) + '\n',
+      JSON.stringify({ to: sms.to, text: sms.text, link: sms.link, idempotency_key: sms.idempotencyKey, created_at: createdAt.toISOString() }, null, 2) + '\n',
     );
     return { providerMessageId: name };
   }
@@ -118,13 +124,11 @@ export class OutboxSmsSender implements SmsSender {
   async close(): Promise<void> {}
 }
 
-/** The pass page's URL in a message's text: the first http(s) URL with `/p/` in its path. */
-export function passLinkIn(text: string): string | null {
-  for (const match of text.matchAll(/https?:\/\/[^\s<>"']+/g)) {
-    const url = match[0].replace(/[.,;:!?)\]]+$/, '');
-    if (url.includes('/p/')) return url;
-  }
-  return null;
+const OUTBOX_LINK_HEADER = 'X-Outbox-Link';
+
+/** A header value on one line: the link is ours, but a header must never be split. */
+function oneHeaderValue(value: string): string {
+  return value.replace(/[\x00-\x1f\x7f]/g, '');
 }
 
 async function readEntry(dir: string, name: string): Promise<OutboxEntry | null> {
@@ -134,13 +138,12 @@ async function readEntry(dir: string, name: string): Promise<OutboxEntry | null>
   const createdAt = match[1]!.replace(/T(\d{2})-(\d{2})-(\d{2})/, 'T$1:$2:$3');
   try {
     if (match[2] === 'sms.json') {
-      const sms = JSON.parse(await readFile(file, 'utf8')) as { to?: unknown; text?: unknown };
+      const sms = JSON.parse(await readFile(file, 'utf8')) as { to?: unknown; text?: unknown; link?: unknown };
       if (typeof sms.to !== 'string' || typeof sms.text !== 'string') return null;
-      return { file, channel: 'sms', to: sms.to, subject: null, text: sms.text, link: passLinkIn(sms.text), createdAt };
+      return { file, channel: 'sms', to: sms.to, subject: null, text: sms.text, link: typeof sms.link === 'string' ? sms.link : null, createdAt };
     }
     const message = parseMimeMessage(await readFile(file));
-    const body = findPart(message, 'text/plain')?.text ?? findPart(message, 'text/html')?.text ?? '';
-    return { file, channel: 'email', to: message.header('to') ?? '', subject: message.header('subject'), text: null, link: passLinkIn(body), createdAt };
+    return { file, channel: 'email', to: message.header('to') ?? '', subject: message.header('subject'), text: null, link: message.header(OUTBOX_LINK_HEADER.toLowerCase()), createdAt };
   } catch {
     // Gone since the listing, or not ours: a listing skips it rather than failing.
     return null;

@@ -164,6 +164,7 @@ ${facts.map(row)}
     text,
     html: body.value,
     messageId: passMessageId(content.batchId, options.publicBaseUrl),
+    link: checkedLink(content.passLink),
   };
 }
 
@@ -184,5 +185,5 @@ export function composePassSms(content: PassMessageContent, to: string, options:
     // ASCII dots: an ellipsis character is not GSM-7 and would cut the segment to 70 characters.
     facility = facility.slice(0, Math.max(MIN_FACILITY, facility.length - over - 3)).trimEnd() + '...';
   }
-  return { to: to.trim(), text: render(facility), idempotencyKey: passSmsIdempotencyKey(content.batchId) };
+  return { to: to.trim(), text: render(facility), idempotencyKey: passSmsIdempotencyKey(content.batchId), link };
 }

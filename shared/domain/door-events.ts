@@ -9,7 +9,7 @@
 // Also their JSON Schemas (`doorEventCatalogue`), spread into event-schemas.ts's `catalogue`,
 // with the schemas of older versions and their upcasters.
 import type { AnySchemaObject } from 'ajv/dist/2020.js';
-import { PASS_PUBLIC_ID_PATTERN } from './pass-request.js';
+import { PASS_PUBLIC_ID_PATTERN } from './pass-constants.js';
 
 export type DoorAccessResult = 'granted' | 'denied';
 export type DoorDenialReason = 'unknown_credential' | 'revoked' | 'expired' | 'not_yet_valid';

@@ -8,16 +8,17 @@
 import { doorEventCatalogue } from './door-events.js';
 import { deliveryEventCatalogue } from './delivery-events.js';
 import { memberEventCatalogue } from './member-events.js';
+import { invitationMailEventCatalogue } from './invitation-mail-events.js';
 import { OAUTH_EVENT_SCHEMAS, type OAuthEventType } from '../oauth/oauth-events.js';
 import { Ajv2020, type AnySchemaObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { ORG_SCOPES, ROLES, type DomainEvent, type DomainEventType, type Sealed } from './events.js';
 import { MAX_INVITE_ALLOWANCE, MAX_ORGANIZATION_NAME_LENGTH } from './organization-decider.js';
 import { MAX_FACILITY_DESCRIPTION_LENGTH, MAX_FACILITY_NAME_LENGTH } from './facility-decider.js';
+import { MAX_TIME_ZONE_LENGTH } from './time-zone.js';
 import { MAX_EMAIL_LENGTH, MAX_USER_NAME_LENGTH } from './user-decider.js';
 import { MAX_ALLOWED_IPS } from './api-key-decider.js';
-import { MAX_PASSES_PER_BATCH } from './guest-invites-decider.js';
-import { PASS_PUBLIC_ID_PATTERN } from './pass-request.js';
+import { MAX_PASSES_PER_BATCH, PASS_PUBLIC_ID_PATTERN } from './pass-constants.js';
 import { PASSWORD_HASH_PATTERN } from '../crypto/password-hash.js';
 
 /** The OAuth and sign-in events bring complete schemas of their own (shared/oauth/oauth-events.ts). */
@@ -101,6 +102,16 @@ const coreCatalogue: { readonly [T in CoreEventType]: EventTypeSchemas<T> } = {
       description: nullable(text(MAX_FACILITY_DESCRIPTION_LENGTH)),
     },
   },
+  FacilityDetailsChanged: {
+    version: 1,
+    properties: {
+      facilityId: ID,
+      orgId: ID,
+      name: text(MAX_FACILITY_NAME_LENGTH),
+      description: nullable(text(MAX_FACILITY_DESCRIPTION_LENGTH)),
+      timeZone: { type: 'string', minLength: 1, maxLength: MAX_TIME_ZONE_LENGTH, pattern: '^[A-Za-z0-9_+\\-/]+$' },
+    },
+  },
   FacilitySuspended: { version: 1, properties: facilityRef },
   FacilityResumed: { version: 1, properties: facilityRef },
   FacilityDeactivated: { version: 1, properties: facilityRef },
@@ -174,6 +185,7 @@ const coreCatalogue: { readonly [T in CoreEventType]: EventTypeSchemas<T> } = {
   ...doorEventCatalogue,
   ...deliveryEventCatalogue,
   ...memberEventCatalogue,
+  ...invitationMailEventCatalogue,
 };
 
 /** Every event type with its current data schema, older schemas and upcasters. */

@@ -3,6 +3,9 @@
 // API keys, passwords, codes and tokens are present only as hashes, and a guest's personal
 // data (names, contact details, QR values) only sealed with a per-guest key (see sealed-box.ts).
 import { sha256Hex } from '../oauth/opaque-credentials.js';
+import type { Sealed } from './sealed.js';
+
+export type { Sealed };
 
 export type Role = 'admin' | 'self_invite' | 'employee_view';
 export const ROLES: readonly Role[] = ['admin', 'self_invite', 'employee_view'];
@@ -26,14 +29,6 @@ export const DEFAULT_INVITE_ALLOWANCE = 50;
 export type PassStatus = 'expected' | 'registered' | 'checked_in' | 'checked_out' | 'cancelled';
 /** A pass can be revoked (and its QR opens doors) only in these states. */
 export const ACTIVE_PASS_STATUSES: readonly PassStatus[] = ['expected', 'registered'];
-
-/** Ciphertext of a JSON value under a subject key (AES-256-GCM), all base64url. */
-export interface Sealed {
-  readonly keyId: string;
-  readonly iv: string;
-  readonly ciphertext: string;
-  readonly tag: string;
-}
 
 /** The guest's personal data, sealed in PassCreated so it can be erased by destroying the key. */
 export interface GuestDetails {
@@ -74,6 +69,11 @@ export type OrganizationInviteAllowanceChanged = {
 export type FacilityAdded = {
   type: 'FacilityAdded';
   data: { facilityId: number; orgId: number; name: string; description: string | null };
+};
+/** The facility's name, description or IANA time zone changed (all three given, as they now are). */
+export type FacilityDetailsChanged = {
+  type: 'FacilityDetailsChanged';
+  data: { facilityId: number; orgId: number; name: string; description: string | null; timeZone: string };
 };
 export type FacilitySuspended = { type: 'FacilitySuspended'; data: { facilityId: number; orgId: number } };
 export type FacilityResumed = { type: 'FacilityResumed'; data: { facilityId: number; orgId: number } };
@@ -185,6 +185,7 @@ import type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut } from './door-e
 import type { PassDeliveryFailed, PassDeliverySucceeded } from './delivery-events.js';
 import type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChanged, MemberReactivated } from './member-events.js';
 export type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChanged, MemberReactivated };
+import type { InvitationMailEvent } from './invitation-mail-events.js';
 import type { OAuthEvent } from '../oauth/oauth-events.js';
 export type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut, PassDeliveryFailed, PassDeliverySucceeded, OAuthEvent };
 
@@ -192,6 +193,7 @@ export type DomainEvent =
   | OrganizationCreated
   | OrganizationInviteAllowanceChanged
   | FacilityAdded
+  | FacilityDetailsChanged
   | FacilitySuspended
   | FacilityResumed
   | FacilityDeactivated
@@ -217,6 +219,7 @@ export type DomainEvent =
   | MemberDeactivated
   | MemberReactivated
   | MemberErased
+  | InvitationMailEvent
   | OAuthEvent;
 
 export type DomainEventType = DomainEvent['type'];

@@ -5,7 +5,7 @@
 // (memberNameSubject, memberContactSubject): erasing the contact destroys one, erasing the name
 // too destroys both. Job title, department and the HR system's external id are not sealed.
 import type { AnySchemaObject } from 'ajv/dist/2020.js';
-import type { Sealed } from './events.js';
+import type { Sealed } from './sealed.js';
 
 /** `emp_` + 128 random bits as lowercase hex. */
 export const MEMBER_ID_PATTERN = '^emp_[0-9a-f]{32}$';

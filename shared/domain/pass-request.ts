@@ -19,8 +19,9 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { ValidationError } from '../errors.js';
-import { MAX_PASSES_PER_BATCH } from './guest-invites-decider.js';
+import { MAX_PASSES_PER_BATCH, PASS_PUBLIC_ID_PATTERN } from './pass-constants.js';
 import { isCalendarDate, parseIsoInstant, utcMillis } from './iso-time.js';
+import { carriesLink } from './link-free-text.js';
 
 export const PASS_FIELD_LIMITS = {
   first_name: 100,
@@ -33,8 +34,7 @@ export const PASS_FIELD_LIMITS = {
   invited_by: 100,
 } as const;
 
-/** Public id of a pass: `gst_` + 128 random bits as lowercase hex. */
-export const PASS_PUBLIC_ID_PATTERN = '^gst_[0-9a-f]{32}$';
+export { PASS_PUBLIC_ID_PATTERN };
 const PUBLIC_ID = new RegExp(PASS_PUBLIC_ID_PATTERN);
 export function isPassPublicId(value: string): boolean {
   return PUBLIC_ID.test(value);
@@ -60,8 +60,8 @@ export const createPassRequestSchema = {
   additionalProperties: false,
   required: ['first_name', 'arrival_date', 'facility_id'],
   properties: {
-    first_name: { type: 'string', minLength: 1, maxLength: PASS_FIELD_LIMITS.first_name, pattern: '\\S', description: 'Guest first name.' },
-    last_name: optionalString(PASS_FIELD_LIMITS.last_name, 'Guest last name.'),
+    first_name: { type: 'string', minLength: 1, maxLength: PASS_FIELD_LIMITS.first_name, pattern: '\\S', description: 'Guest first name. A link or an address (URL, www., e-mail, domain) is refused.' },
+    last_name: optionalString(PASS_FIELD_LIMITS.last_name, 'Guest last name. A link or an address is refused.'),
     email: {
       type: ['string', 'null'],
       format: 'email',
@@ -90,7 +90,7 @@ export const createPassRequestSchema = {
     country: optionalString(PASS_FIELD_LIMITS.country, 'Guest metadata.'),
     vehicle_number: optionalString(PASS_FIELD_LIMITS.vehicle_number, 'Guest metadata.'),
     notes: optionalString(PASS_FIELD_LIMITS.notes, 'Guest metadata.'),
-    invited_by: optionalString(PASS_FIELD_LIMITS.invited_by, 'Display name shown to the guest.'),
+    invited_by: optionalString(PASS_FIELD_LIMITS.invited_by, 'Display name shown to the guest. A link or an address is refused.'),
   },
   anyOf: [{ required: ['email'] }, { required: ['phone'] }],
 } as const;
@@ -177,6 +177,8 @@ function cleanString(value: unknown): string | null {
   return trimmed.length > 0 ? trimmed : null;
 }
 
+const NAME_FIELDS = ['first_name', 'last_name', 'invited_by'] as const;
+
 const END_OF_DAY_MS = 24 * 60 * 60 * 1000 - 1;
 
 /**
@@ -187,6 +189,9 @@ export function parseCreatePassRequest(body: unknown, now: Date): CreatePassInpu
   if (typeof body !== 'object' || body === null || Array.isArray(body)) fail(['request body must be a JSON object']);
   const b = body as Record<string, unknown>;
   if (!validateBody(b)) fail(schemaErrors(validateBody.errors ?? []));
+  // The guest reads these beside the pass link, in the service's own email and SMS.
+  const linked = NAME_FIELDS.filter((field) => typeof b[field] === 'string' && carriesLink(b[field]));
+  if (linked.length > 0) fail(linked.map((field) => `${field} must be a name, not a link or an address`));
 
   const email = cleanString(b.email);
   const phoneText = cleanString(b.phone);

@@ -5,7 +5,10 @@
 // so a reader ordering by the sequence could pass a gap that a slow transaction fills later and
 // skip that event for good. Readers therefore only see rows whose writing transaction is older
 // than every transaction still running (pg_snapshot_xmin): no later commit can sort before them.
-import { AsyncLocalStorage } from 'node:async_hooks';
+//
+// Its subscriptions' LISTEN connection is append-notifications.ts and their catch-up loop
+// polling-subscription.ts. What is left here (a little past 500 lines) is one piece: the append
+// paths (one, batched, many) and the reads share the SQL, the row mapping and the pool.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createPgPool } from '../db/pg-pool.js';
@@ -25,6 +28,8 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from './event-store.js';
+import { AppendNotifications } from './append-notifications.js';
+import { PollingSubscription } from './polling-subscription.js';
 
 export interface PostgresEventStoreOptions {
   /** End the pool on close(); true when the store created it. */
@@ -40,7 +45,6 @@ export interface PostgresEventStoreOptions {
 
 const DEFAULT_CHANNEL = 'events_appended';
 const DEFAULT_POLL_INTERVAL_MS = 250;
-const DEFAULT_BATCH_SIZE = 500;
 const MAX_ANY_ATTEMPTS = 10;
 const UNIQUE_VIOLATION = '23505';
 const STREAM_POSITION_KEY = 'events_stream_position_key';
@@ -503,188 +507,4 @@ function checkAppend(streamName: string, events: readonly NewEvent[], expected: 
 
 function isUniqueViolation(error: unknown): error is pg.DatabaseError {
   return error instanceof pg.DatabaseError && error.code === UNIQUE_VIOLATION;
-}
-
-/**
- * One LISTEN connection per store, shared by its subscriptions and opened only while one runs.
- * `generation` moves on every notification and on every (re)connection, when notifications may
- * have been missed, so a subscription that compares it before and after a fetch never sleeps
- * through an append.
- */
-class AppendNotifications {
-  generation = 0;
-  private readonly listeners = new Set<() => void>();
-  private client: pg.Client | null = null;
-  private connecting: Promise<void> | null = null;
-  private retryTimer: NodeJS.Timeout | null = null;
-  private closed = false;
-
-  constructor(
-    private readonly config: pg.ClientConfig,
-    private readonly channel: string,
-  ) {}
-
-  /** Calls `listener` on every change of `generation`; returns the unsubscribe function. */
-  listen(listener: () => void): () => void {
-    this.listeners.add(listener);
-    this.ensureConnected();
-    return () => {
-      this.listeners.delete(listener);
-      if (this.listeners.size === 0) void this.disconnect();
-    };
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    this.listeners.clear();
-    await this.disconnect();
-  }
-
-  /** Wakes this process's subscriptions (notifications from PostgreSQL come here too). */
-  changed(): void {
-    this.generation++;
-    for (const listener of [...this.listeners]) listener();
-  }
-
-  private ensureConnected(): void {
-    if (this.closed || this.client || this.connecting || this.retryTimer) return;
-    // keepAlive: a connection that died silently would otherwise leave us deaf until polling notices.
-    const client = new pg.Client({ ...this.config, keepAlive: true });
-    this.connecting = (async () => {
-      let failed = false;
-      client.on('error', () => undefined); // handled by 'end' below
-      client.on('notification', () => this.changed());
-      client.once('end', () => {
-        if (this.client !== client) return;
-        this.client = null;
-        this.changed(); // notifications may have been lost: have every subscription look again
-        this.scheduleReconnect();
-      });
-      try {
-        await client.connect();
-        await client.query(`LISTEN ${quoteIdent(this.channel)}`);
-      } catch {
-        failed = true;
-      }
-      this.connecting = null;
-      if (failed || this.closed || this.listeners.size === 0) {
-        await client.end().catch(() => undefined);
-        if (failed) this.scheduleReconnect(); // polling covers the time without notifications
-        return;
-      }
-      this.client = client;
-      this.changed();
-    })();
-  }
-
-  private scheduleReconnect(): void {
-    if (this.closed || this.listeners.size === 0 || this.retryTimer) return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      this.ensureConnected();
-    }, 1000);
-    this.retryTimer.unref();
-  }
-
-  private async disconnect(): Promise<void> {
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    if (this.connecting) await this.connecting;
-    // A subscription may have started while the connection was being made: keep it for that one.
-    if (!this.closed && this.listeners.size > 0) return;
-    const client = this.client;
-    this.client = null;
-    if (client) await client.end().catch(() => undefined);
-  }
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
-/** Lets stop() called from inside the handler return without waiting for that same handler. */
-const insideHandler = new AsyncLocalStorage<PollingSubscription>();
-
-/**
- * Catch-up subscription: reads batches after the checkpoint, awaits the handler, and when caught
- * up waits for a notification or the poll interval. A failing fetch is reported and retried; a
- * failing handler is reported and ends the subscription, since the handler's owner holds the
- * checkpoint and decides how to resume.
- */
-class PollingSubscription implements Subscription {
-  private stopped = false;
-  private wake: (() => void) | null = null;
-  private readonly done: Promise<void>;
-
-  constructor(
-    private readonly store: EventStore,
-    private readonly notifications: AppendNotifications,
-    private readonly options: SubscribeOptions,
-    private readonly pollIntervalMs: number,
-    onDone: () => void,
-  ) {
-    this.done = this.run().finally(onDone);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
-    if (insideHandler.getStore() === this) return; // the loop ends when the handler returns
-    await this.done;
-  }
-
-  private async run(): Promise<void> {
-    const batchSize = this.options.batchSize ?? DEFAULT_BATCH_SIZE;
-    const unlisten = this.notifications.listen(() => this.wake?.());
-    let position = this.options.after;
-    let failures = 0;
-    try {
-      while (!this.stopped) {
-        const seen = this.notifications.generation;
-        let batch: RecordedEvent[];
-        try {
-          batch = await this.store.readAll({ after: position, maxCount: batchSize });
-          failures = 0;
-        } catch (error) {
-          this.report(error);
-          failures++;
-          await this.idle(-1, Math.min(30_000, this.pollIntervalMs * 2 ** failures));
-          continue;
-        }
-        if (this.stopped) break;
-        if (batch.length > 0) {
-          try {
-            await insideHandler.run(this, () => this.options.onEvents(batch));
-          } catch (error) {
-            this.report(error);
-            break;
-          }
-          position = batch.at(-1)!.position;
-          if (batch.length === batchSize) continue; // more are likely waiting
-        }
-        await this.idle(seen, this.pollIntervalMs);
-      }
-    } finally {
-      this.stopped = true;
-      unlisten();
-    }
-  }
-
-  /** Waits for `ms`, a notification, or stop(); returns at once if a notification came since `seen`. */
-  private idle(seen: number, ms: number): Promise<void> {
-    if (this.stopped || (seen >= 0 && this.notifications.generation !== seen)) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => this.wake?.(), ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        this.wake = null;
-        resolve();
-      };
-    });
-  }
-
-  private report(error: unknown): void {
-    if (this.options.onError) this.options.onError(error);
-    else console.error('event store subscription:', error instanceof Error ? error.message : String(error));
-  }
 }

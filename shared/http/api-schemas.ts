@@ -54,13 +54,19 @@ export const orgPassSchema: JsonSchema = {
 export const facilitySchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'name', 'description', 'is_active', 'suspended'],
+  required: ['id', 'name', 'description', 'is_active', 'suspended', 'time_zone'],
   properties: {
     id: { type: 'integer', description: 'Used as `facility_id` when creating passes.' },
     name: { type: 'string' },
     description: nullable('string'),
     is_active: { type: 'boolean' },
     suspended: { type: 'boolean', description: 'A suspended facility pauses new invites.' },
+    time_zone: {
+      type: 'string',
+      description:
+        "The facility's IANA time zone (such as `Europe/Berlin`), set by an admin in the console; `UTC` when unset. Additive (Unreleased, after 1.2.0).",
+      examples: ['UTC', 'Europe/Berlin'],
+    },
   },
 };
 

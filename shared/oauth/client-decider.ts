@@ -12,6 +12,7 @@ import {
   type OAuthClientDeleted,
   type OAuthClientEvent,
   type OAuthClientRegistered,
+  type OAuthClientSecretRotated,
   type OAuthClientType,
 } from './oauth-events.js';
 import { SHA256_HEX_PATTERN } from './opaque-credentials.js';
@@ -68,7 +69,9 @@ export type OAuthClientCommand =
         allowedScopes: readonly string[];
       };
     }
-  | { type: 'DeleteOAuthClient'; data: { orgId: number; clientId: string } };
+  | { type: 'DeleteOAuthClient'; data: { orgId: number; clientId: string } }
+  /** The caller generates the new secret (newClientSecret) and gives only its hash. */
+  | { type: 'RotateOAuthClientSecret'; data: { orgId: number; clientId: string; secretHash: string } };
 
 export interface OAuthClientsState {
   /** Live clients by id, in registration order. */
@@ -102,6 +105,11 @@ export const oauthClientDecider: Decider<OAuthClientCommand, OAuthClientEvent, O
       case 'OAuthClientDeleted':
         clients.delete(event.data.clientId);
         break;
+      case 'OAuthClientSecretRotated': {
+        const client = clients.get(event.data.clientId);
+        if (client) clients.set(event.data.clientId, { ...client, secretHash: event.data.secretHash });
+        break;
+      }
     }
     return { clients };
   },
@@ -149,6 +157,15 @@ export const oauthClientDecider: Decider<OAuthClientCommand, OAuthClientEvent, O
         const client = state.clients.get(clientId);
         if (!client || client.orgId !== orgId) throw new NotFoundError(`client ${clientId} not found`);
         const event: OAuthClientDeleted = { type: 'OAuthClientDeleted', data: { clientId, orgId } };
+        return [event];
+      }
+      case 'RotateOAuthClientSecret': {
+        const { orgId, clientId, secretHash } = command.data;
+        const client = state.clients.get(clientId);
+        if (!client || client.orgId !== orgId) throw new NotFoundError(`client ${clientId} not found`);
+        if (client.clientType !== 'confidential') throw new ConflictError('a public client has no secret to rotate');
+        if (!SHA256_HEX.test(secretHash)) throw new ValidationError('a client secret is kept only as its hash (SHA-256 hex)');
+        const event: OAuthClientSecretRotated = { type: 'OAuthClientSecretRotated', data: { clientId, orgId, secretHash } };
         return [event];
       }
     }

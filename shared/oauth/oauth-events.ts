@@ -4,14 +4,14 @@
 // hash field is constrained to 64 hex characters so a raw credential cannot be appended by mistake.
 //
 // Streams (one consistency boundary each):
-//   oauth-clients-{orgId}        OAuthClientRegistered, OAuthClientDeleted  (the 50-per-organization cap)
+//   oauth-clients-{orgId}        OAuthClientRegistered, OAuthClientSecretRotated, OAuthClientDeleted  (the 50-per-organization cap)
 //   authorization-code-{hash}    AuthorizationCodeIssued, AuthorizationCodeRedeemed, AuthorizationCodeReplayed
 //   token-family-{familyId}      TokenFamilyStarted, RefreshTokenRotated, TokenFamilyRevoked
 //   signin-session-{hash}        SignInSessionStarted, SignInSessionEnded  (hash of the cookie secret)
 //   oauth-consents-{userId}      OAuthConsentGranted  (remembered per user and client)
 //   user-credentials-{userId}    TotpEnrolled, RecoveryCodesIssued, RecoveryCodeUsed, TotpCodeAccepted,
 //                                PasskeyRegistered, PasskeyUsed, PasskeyRemoved, FederatedIdentityLinked
-//   invitation-{inviteId}        InvitationCreated
+//   invitation-{inviteId}        InvitationCreated, InvitationAccepted, InvitationDeclined, InvitationCancelled
 //
 // Signing keys are not events: see signing-keys.ts.
 //
@@ -66,6 +66,8 @@ export type OAuthClientRegistered = {
 };
 
 export type OAuthClientDeleted = { type: 'OAuthClientDeleted'; data: { clientId: string; orgId: number } };
+/** A confidential client's secret was replaced (its SHA-256 only): the old one stops working. */
+export type OAuthClientSecretRotated = { type: 'OAuthClientSecretRotated'; data: { clientId: string; orgId: number; secretHash: string } };
 
 /** The grant a code carries and its token family inherits. */
 export interface GrantFacts {
@@ -186,7 +188,15 @@ export type InvitationCreated = {
   data: { inviteId: number; orgId: number; email: string; userId: number | null; role: string | null };
 };
 
-export type OAuthClientEvent = OAuthClientRegistered | OAuthClientDeleted;
+/** The invitee (a user of the organization, by then) accepted: the role offered is theirs. */
+export type InvitationAccepted = { type: 'InvitationAccepted'; data: { inviteId: number; orgId: number; userId: number; role: string | null } };
+/** The invitee declined. */
+export type InvitationDeclined = { type: 'InvitationDeclined'; data: { inviteId: number; orgId: number; userId: number } };
+/** An admin of the organization withdrew the invitation before it was answered. */
+export type InvitationCancelled = { type: 'InvitationCancelled'; data: { inviteId: number; orgId: number } };
+
+export type OAuthClientEvent = OAuthClientRegistered | OAuthClientSecretRotated | OAuthClientDeleted;
+export type InvitationEvent = InvitationCreated | InvitationAccepted | InvitationDeclined | InvitationCancelled;
 export type AuthorizationCodeEvent = AuthorizationCodeIssued | AuthorizationCodeRedeemed | AuthorizationCodeReplayed;
 export type TokenFamilyEvent = TokenFamilyStarted | RefreshTokenRotated | TokenFamilyRevoked;
 export type SignInSessionEvent = SignInSessionStarted | SignInSessionEnded;
@@ -206,7 +216,7 @@ export type OAuthEvent =
   | SignInSessionEvent
   | OAuthConsentGranted
   | UserCredentialEvent
-  | InvitationCreated;
+  | InvitationEvent;
 export type OAuthEventType = OAuthEvent['type'];
 
 export const oauthStreams = {
@@ -276,6 +286,7 @@ export const OAUTH_EVENT_SCHEMAS: Readonly<Record<OAuthEventType, EventSchema>> 
     }),
   },
   OAuthClientDeleted: { version: 1, schema: object({ clientId, orgId }) },
+  OAuthClientSecretRotated: { version: 1, schema: object({ clientId, orgId, secretHash: hash }) },
   AuthorizationCodeIssued: {
     version: 1,
     schema: object(
@@ -355,4 +366,10 @@ export const OAUTH_EVENT_SCHEMAS: Readonly<Record<OAuthEventType, EventSchema>> 
       role: { anyOf: [{ enum: ['admin', 'self_invite', 'employee_view'] }, { type: 'null' }] },
     }),
   },
+  InvitationAccepted: {
+    version: 1,
+    schema: object({ inviteId: userId, orgId, userId, role: { anyOf: [{ enum: ['admin', 'self_invite', 'employee_view'] }, { type: 'null' }] } }),
+  },
+  InvitationDeclined: { version: 1, schema: object({ inviteId: userId, orgId, userId }) },
+  InvitationCancelled: { version: 1, schema: object({ inviteId: userId, orgId }) },
 };

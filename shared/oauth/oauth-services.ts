@@ -1,6 +1,6 @@
 // What every OAuth endpoint and the sign-in pages are given: the issuer, the client registry, the
 // signing keys and their public set, and the key-encryption key. Built once per process by the
-// composition root (cli/runtime.ts) or the test stack.
+// composition root (runtime/runtime.ts) or the test stack.
 import { createPgPool } from '../db/pg-pool.js';
 import type { Knex } from 'knex';
 import type { JWTVerifyGetKey } from 'jose';

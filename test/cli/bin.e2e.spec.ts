@@ -6,7 +6,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { openRuntime } from '../../cli/runtime.js';
+import { openRuntime } from '../../runtime/runtime.js';
 import { createOrganization } from '../../command-service/organizations/create-organization.js';
 import { loadConfig } from '../../shared/config.js';
 import { withDatabase } from '../../shared/db/embedded-postgres.js';

@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { main, type Io } from '../../cli/guestpass.js';
-import { openRuntime } from '../../cli/runtime.js';
+import { openRuntime } from '../../runtime/runtime.js';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { dataKekId } from '../../shared/crypto/data-key-ring.js';

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
-import { startEmbedded } from '../../cli/embedded.js';
+import { startEmbedded } from '../../runtime/embedded.js';
 import { DoorCliError, scanAtDoor } from '../../cli/door.js';
 import { freshDatabase } from '../support/database.js';
 import { authorizeInBrowser } from '../sign-in/support/sign-in-driver.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { main, type Io } from '../../cli/guestpass.js';
-import { openRuntime, type Runtime } from '../../cli/runtime.js';
+import { openRuntime, type Runtime } from '../../runtime/runtime.js';
 import { registerClient } from '../../command-service/oauth-clients/register-client.js';
 import { loadConfig } from '../../shared/config.js';
 import { createKnex, type Knex } from '../../shared/db/knex.js';

@@ -51,7 +51,7 @@ describe('pass delivery across a crash of the whole service (SIGKILL)', function
       SMS_URL: sms.url,
       LOG_LEVEL: 'warn',
     };
-    const first = await startChild(path.join(root, 'cli/embedded.ts'), env, { ready: 'Operator CLI' });
+    const first = await startChild(path.join(root, 'runtime/embedded.ts'), env, { ready: 'Operator CLI' });
     children.push(first);
     const apiKey = /(svc_sk_[A-Za-z0-9_-]+)/.exec(first.output())?.[1];
     expect(apiKey, first.output()).to.be.a('string');
@@ -96,7 +96,7 @@ describe('pass delivery across a crash of the whole service (SIGKILL)', function
     await killed;
     const statuses = await Promise.all(creates);
 
-    const second = await startChild(path.join(root, 'cli/embedded.ts'), env, { ready: 'Operator CLI' });
+    const second = await startChild(path.join(root, 'runtime/embedded.ts'), env, { ready: 'Operator CLI' });
     children.push(second);
     // Every batch in the log is delivered on both channels, by the restarted service.
     const deadline = Date.now() + 60_000;

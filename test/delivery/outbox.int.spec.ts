@@ -88,6 +88,7 @@ describe('outbox (files in the data folder) and `guestpass outbox list`', functi
     expect(JSON.parse(await readFile(path.join(dir, smsReceipt.providerMessageId!), 'utf8'))).to.deep.equal({
       to: '+15551234567',
       text: SMS.text,
+      link: LINK,
       idempotency_key: `pass-${BATCH}-sms`,
       created_at: '2026-11-26T00:41:35.000Z',
     });
@@ -127,6 +128,20 @@ describe('outbox (files in the data folder) and `guestpass outbox list`', functi
 
     expect((await listOutbox(dir, 2)).map((e) => e.createdAt)).to.deep.equal(['2026-11-26T10:00:02.000Z', '2026-11-26T10:00:01.000Z']);
     expect(await listOutbox(path.join(dataDir, 'missing'), 10)).to.deep.equal([]);
+  });
+
+  it('records the link the service sent, never a URL found in the text a pass creator typed', async () => {
+    // A name that looks like a pass link (the create refuses it now; the outbox must not rely on that).
+    const phishing = 'http://evil.example/p/phish';
+    const folder = new OutboxFolder(dir, clock('2026-11-26T10:00:00.000Z', '2026-11-26T10:00:01.000Z'));
+    await new OutboxMailSender(folder).send({ ...MAIL, text: `Hello ${phishing},\n${MAIL.text}`, html: `<p>Hello ${phishing},</p>${MAIL.html}` });
+    await new OutboxSmsSender(folder).send({ ...SMS, text: `${phishing} ${SMS.text}` });
+    const entries = await listOutbox(dir, 10);
+    expect(entries.map((e) => e.link)).to.deep.equal([LINK, LINK]);
+    // The .eml still opens as the message SMTP would carry, with the link in a header of its own.
+    const eml = parseMimeMessage(await readFile(entries[1]!.file));
+    expect(eml.header('x-outbox-link')).to.equal(LINK);
+    expect(eml.header('message-id')).to.equal(MAIL.messageId);
   });
 
   it('is what createDeliverySenders picks when no SMTP_URL or SMS provider is set, and says where', async () => {

@@ -52,6 +52,7 @@ const SMS: OutgoingSms = {
   to: '+15551234567',
   text: 'Guest pass for Main entrance on 2026-12-01 09:30 UTC: https://passes.example.com/p/tok_123',
   idempotencyKey: 'pass-0b7f6c1e-5d2a-4c3b-9e8f-112233445566-sms',
+  link: 'https://passes.example.com/p/tok_123',
 };
 
 async function refusal(promise: Promise<unknown>): Promise<DeliveryFailure> {

@@ -15,7 +15,11 @@ const breakages: { readonly [T in DomainEventType]: (data: Record<string, unknow
   OrganizationCreated: (d) => void (d.inviteAllowance = -1),
   OrganizationInviteAllowanceChanged: (d) => void (d.inviteAllowance = '10'),
   FacilityAdded: (d) => void (d.name = ''),
+  FacilityDetailsChanged: (d) => void (d.timeZone = 'Europe/Berlin; DROP'),
   FacilitySuspended: (d) => void delete d.orgId,
+  InvitationLinkIssued: (d) => void (d.linkHash = 'the-token-itself'),
+  InvitationEmailSent: (d) => void (d.inviteId = 0),
+  InvitationEmailFailed: (d) => void (d.errorClass = 'guest_erased'),
   FacilityResumed: (d) => void (d.facilityId = 0),
   FacilityDeactivated: (d) => void (d.facilityId = 1.5),
   UserAdded: (d) => void (d.passwordHash = 'correct horse battery staple'),
@@ -60,6 +64,10 @@ const breakages: { readonly [T in DomainEventType]: (data: Record<string, unknow
   PasskeyRemoved: (d) => void delete d.credentialId,
   FederatedIdentityLinked: (d) => void (d.issuer = 'ftp://upstream'),
   InvitationCreated: (d) => void (d.role = 'owner'),
+  InvitationAccepted: (d) => void (d.role = 'owner'),
+  InvitationDeclined: (d) => void delete d.userId,
+  InvitationCancelled: (d) => void (d.inviteId = 0),
+  OAuthClientSecretRotated: (d) => void (d.secretHash = 'the-secret-itself'),
 };
 
 const clone = <T>(value: T): T => structuredClone(value);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
-import { startEmbedded } from '../../cli/embedded.js';
+import { startEmbedded } from '../../runtime/embedded.js';
 import { openServiceServer, type ServiceServer } from '../../shared/http/service-server.js';
 import { freshDatabase } from '../support/database.js';
 

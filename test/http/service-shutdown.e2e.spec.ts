@@ -66,7 +66,7 @@ describe('a service process stopped by a signal', function () {
   it('npm start on the embedded PostgreSQL stops everything itself on SIGINT, the database last, and exits with 0', async () => {
     const embeddedDir = path.join(dataDir, 'embedded');
     const env = { ...baseEnv(), PORT: String(await freePort()), GUESTPASS_DATA_DIR: embeddedDir };
-    const child = await startChild(path.join(root, 'cli/embedded.ts'), env, { ready: 'Operator CLI' });
+    const child = await startChild(path.join(root, 'runtime/embedded.ts'), env, { ready: 'Operator CLI' });
     children.push(child);
     const pidFile = path.join(embeddedDir, 'pg', 'postmaster.pid');
     expect(existsSync(pidFile)).to.equal(true);
@@ -80,7 +80,7 @@ describe('a service process stopped by a signal', function () {
   it('npm start stops cleanly on Ctrl-C in a terminal, which stops the embedded PostgreSQL under it at the same moment', async () => {
     const embeddedDir = path.join(dataDir, 'terminal');
     const env = { ...baseEnv(), PORT: String(await freePort()), GUESTPASS_DATA_DIR: embeddedDir };
-    const child = await startChild(path.join(root, 'cli/embedded.ts'), env, { ready: 'Operator CLI', processGroup: true });
+    const child = await startChild(path.join(root, 'runtime/embedded.ts'), env, { ready: 'Operator CLI', processGroup: true });
     children.push(child);
     // The whole process group, as a terminal sends it: the server shuts down by itself meanwhile.
     process.kill(-child.process.pid!, 'SIGINT');

@@ -81,7 +81,7 @@ describe('a process while it starts and stops, knocked on every few milliseconds
 
   it('npm start (the embedded gateway)', async () => {
     const env = { ...baseEnv(), DATABASE_URL: await freshDatabase('knock_embedded') };
-    expectNoneLeftWaiting(await knockThroughStartAndStop('cli/embedded.ts', env, '/.well-known/openid-configuration', 'Operator CLI'), 200);
+    expectNoneLeftWaiting(await knockThroughStartAndStop('runtime/embedded.ts', env, '/.well-known/openid-configuration', 'Operator CLI'), 200);
   });
 
   it('the command service', async () => {

@@ -113,8 +113,20 @@ describe('member contact data at rest', function () {
       }
     }
 
-    // A rebuild after the erasure: the erased member's keys are gone, its rows come back empty.
+    // Nor their blind index: the keyed search hashes are derived in the projection from the sealed
+    // contact while its key exists, never written to the log, so erasing the key leaves nothing
+    // with which the log and the search key could test an address.
     const contactHasher = await loadContactHasher(stack.db, testDataKeyRing());
+    for (const person of people) {
+      for (const hash of [contactHasher.hash('email', person.email), contactHasher.hash('phone', person.phone)]) {
+        expect(hash).to.match(/^[0-9a-f]{64}$|^[A-Za-z0-9_-]{43}$/);
+        expect(log.includes(hash), `the keyed hash of ${person.firstName}'s contact in the event log`).to.equal(false);
+      }
+    }
+
+    // A rebuild after the erasure: the erased member's keys are gone, its rows come back empty.
+    const hashesBefore = await stack.db('member_directory').where({ member_id: kept }).first('email_hash');
+    expect(hashesBefore.email_hash).to.equal(contactHasher.hash('email', people[0]!.email));
     await rebuildProjections(['member_directory', 'member_counts'], { knex: stack.db, store: stack.store, subjectKeys: stack.deps.subjectKeys, contactHasher, logger: stack.logger });
     const rows = await stack.db('member_directory').whereIn('member_id', [kept, gone]).select('member_id', 'name', 'contact', 'email_hash', 'phone_hash');
     const byId = new Map(rows.map((r) => [r.member_id, r]));
@@ -124,5 +136,9 @@ describe('member contact data at rest', function () {
     expect(again.body.items.map((m: { id: string }) => m.id)).to.deep.equal([kept]);
     const erased = await stack.request('GET', `/api/v1/org/members/${gone}`, { headers: bearer(tenant.apiKey) });
     expect(erased.body.member).to.include({ name: '', first_name: '', email: null, phone: null });
+    // Searching for the erased address after the rebuild finds no one.
+    const lookup = await stack.request('GET', `/api/v1/org/members?status=all&search=${encodeURIComponent(people[1]!.email)}`, { headers: bearer(tenant.apiKey) });
+    expect(lookup.status).to.equal(200);
+    expect(lookup.body.items).to.deep.equal([]);
   });
 });

@@ -82,6 +82,9 @@ export const SIGN_IN_SAMPLES: OAuthEvent[] = [
   { type: 'PasskeyRemoved', data: { userId: 42, credentialId: 'Y3JlZA' } },
   { type: 'FederatedIdentityLinked', data: { userId: 42, orgId: 7, issuer: 'https://upstream.example', subject: 'abc' } },
   { type: 'InvitationCreated', data: { inviteId: 5, orgId: 7, email: 'guest@example.com', userId: null, role: 'self_invite' } },
+  { type: 'InvitationAccepted', data: { inviteId: 5, orgId: 7, userId: 12, role: 'self_invite' } },
+  { type: 'InvitationDeclined', data: { inviteId: 6, orgId: 7, userId: 12 } },
+  { type: 'InvitationCancelled', data: { inviteId: 8, orgId: 7 } },
 ];
 
 const HX = sha256Hex('x');
@@ -101,6 +104,7 @@ export const OAUTH_SAMPLES: OAuthEvent[] = [
     },
   },
   { type: 'OAuthClientDeleted', data: { clientId: PUBLIC_CLIENT.clientId, orgId: 7 } },
+  { type: 'OAuthClientSecretRotated', data: { clientId: PUBLIC_CLIENT.clientId, orgId: 7, secretHash: HX } },
   {
     type: 'AuthorizationCodeIssued',
     data: { ...grant, codeHash: HX, familyId: FAMILY_ID, redirectUri: 'https://a.example/cb', codeChallenge: CHALLENGE, nonce: null, expiresAt: '2025-06-01T10:01:00.000Z' },

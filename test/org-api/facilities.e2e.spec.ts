@@ -31,9 +31,9 @@ describe('organization API: list facilities (GET /api/v1/org/facilities)', funct
     expect(res.body).to.deep.equal({
       success: true,
       facilities: [
-        { id: tenant.facilityId, name: 'Main entrance', description: null, is_active: true, suspended: false },
-        { id: suspended, name: 'Loading dock', description: 'Deliveries only', is_active: true, suspended: true },
-        { id: deactivated, name: 'Old wing', description: null, is_active: false, suspended: false },
+        { id: tenant.facilityId, name: 'Main entrance', description: null, is_active: true, suspended: false, time_zone: 'UTC' },
+        { id: suspended, name: 'Loading dock', description: 'Deliveries only', is_active: true, suspended: true, time_zone: 'UTC' },
+        { id: deactivated, name: 'Old wing', description: null, is_active: false, suspended: false, time_zone: 'UTC' },
       ],
     });
   });

@@ -66,6 +66,15 @@ describe('pass calendar (ICS)', () => {
     expect(property(evil, 'DESCRIPTION')).to.not.include('Invited by');
   });
 
+  it('folds Unicode line breaks (NEL, LS, PS) like CR and LF, and drops C1 controls', () => {
+    expect(icsText('a\u0085b\u2028c\u2029d\u0090e')).to.equal('a\\nb\\nc\\nde');
+    const evil = passCalendar({ ...INPUT, facilityName: 'Hall\u2028END:VEVENT', firstName: 'X\u0085BEGIN:VALARM', invitedBy: 'Y\u2029ATTACH:http://evil.example' });
+    const text = evil.toString();
+    expect(text).not.to.match(/[\u0085\u2028\u2029]/);
+    expect(contentLines(evil).filter((l) => l === 'END:VEVENT')).to.have.length(1);
+    expect(contentLines(evil).some((l) => l.startsWith('BEGIN:VALARM') || l.startsWith('ATTACH'))).to.equal(false);
+  });
+
   it('folds long lines at 75 octets without splitting a UTF-8 character', () => {
     const long = passCalendar({ ...INPUT, facilityName: 'Zürich Süd – Empfangsgebäude '.repeat(8).trim() });
     for (const line of long.split('\r\n')) expect(Buffer.byteLength(line, 'utf8')).to.be.at.most(75);

@@ -11,19 +11,21 @@ describe('facilities projection', () => {
     log.add({ type: 'FacilityResumed', data: { facilityId: 10, orgId: 1 } });
     log.add({ type: 'FacilitySuspended', data: { facilityId: 10, orgId: 1 } });
     log.add({ type: 'FacilityDeactivated', data: { facilityId: 11, orgId: 1 } });
+    log.add({ type: 'FacilityDetailsChanged', data: { facilityId: 10, orgId: 1, name: 'Headquarters', description: 'Main door', timeZone: 'Europe/Berlin' } });
     return { log, added };
   };
 
-  it('follows adds, suspensions, resumptions and deactivations', () => {
+  it('follows adds, detail changes (name, time zone), suspensions, resumptions and deactivations', () => {
     const { log, added } = history();
     expect(visible(feed(facilitiesProjection, log.events))).to.deep.equal({
       '10': {
         facility_id: 10,
         org_id: 1,
-        name: 'HQ',
+        name: 'Headquarters',
         description: 'Main door',
         is_active: true,
         suspended: true,
+        time_zone: 'Europe/Berlin',
         created_at: new Date(added.metadata.occurredAt),
       },
       '11': {
@@ -33,6 +35,7 @@ describe('facilities projection', () => {
         description: null,
         is_active: false,
         suspended: false,
+        time_zone: 'UTC',
         created_at: new Date(log.events[1]!.metadata.occurredAt),
       },
     });

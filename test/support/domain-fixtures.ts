@@ -65,7 +65,11 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
   OrganizationCreated: { type: 'OrganizationCreated', data: { orgId: 1, name: 'Acme', inviteAllowance: 50 } },
   OrganizationInviteAllowanceChanged: { type: 'OrganizationInviteAllowanceChanged', data: { orgId: 1, inviteAllowance: 20 } },
   FacilityAdded: { type: 'FacilityAdded', data: { facilityId: 10, orgId: 1, name: 'HQ', description: null } },
+  FacilityDetailsChanged: { type: 'FacilityDetailsChanged', data: { facilityId: 10, orgId: 1, name: 'HQ', description: 'Front door', timeZone: 'Europe/Berlin' } },
   FacilitySuspended: { type: 'FacilitySuspended', data: { facilityId: 10, orgId: 1 } },
+  InvitationLinkIssued: { type: 'InvitationLinkIssued', data: { inviteId: 5, orgId: 1, linkHash: 'a'.repeat(64) } },
+  InvitationEmailSent: { type: 'InvitationEmailSent', data: { inviteId: 5, orgId: 1, providerMessageId: null } },
+  InvitationEmailFailed: { type: 'InvitationEmailFailed', data: { inviteId: 5, orgId: 1, errorClass: 'provider_unavailable', final: false } },
   FacilityResumed: { type: 'FacilityResumed', data: { facilityId: 10, orgId: 1 } },
   FacilityDeactivated: { type: 'FacilityDeactivated', data: { facilityId: 10, orgId: 1 } },
   UserAdded: {

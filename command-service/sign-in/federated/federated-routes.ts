@@ -21,7 +21,7 @@ import { signInKeys } from '../../../shared/sign-in/cookie-keys.js';
 import { SIGN_IN_AMR } from '../../../shared/sign-in/sign-in-methods.js';
 import { FEDERATED_FLOW_TTL_SECONDS, openFederatedFlow, sealFederatedFlow } from '../../../shared/sign-in/federated/federated-flow-cookie.js';
 import type { EmailClaims } from '../../../shared/sign-in/federated/federated-account.js';
-import type { CommandAppDeps } from '../../app.js';
+import type { CommandAppDeps } from '../../command-app-deps.js';
 import type { SignInKit } from '../sign-in-kit.js';
 import { SIGN_IN_PATHS } from '../sign-in-paths.js';
 import { redirectTo } from '../page-response.js';

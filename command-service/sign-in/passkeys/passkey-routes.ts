@@ -26,7 +26,7 @@ import { SIGN_IN_AMR } from '../../../shared/sign-in/sign-in-methods.js';
 import { authenticatedRecently } from '../../../shared/sign-in/session-decider.js';
 import { relyingPartyOf } from '../../../shared/sign-in/passkeys/relying-party.js';
 import { parseAuthenticationResponse, parseRegistrationResponse } from '../../../shared/sign-in/passkeys/webauthn-responses.js';
-import type { CommandAppDeps } from '../../app.js';
+import type { CommandAppDeps } from '../../command-app-deps.js';
 import { userCommandContext, type SignInKit } from '../sign-in-kit.js';
 import { CEREMONY_TTL_SECONDS, PasskeyChallenges, type CeremonyPurpose, type PendingCeremony } from './passkey-challenges.js';
 import { formOrJsonBody } from './form-or-json-body.js';

@@ -2,7 +2,7 @@
 // user's credentials stream, after which the passkey signs in no more (sign-in decides on that
 // stream, not on the read model). The decider refuses the last one of a user with no other way to
 // sign in: no password, and no account at the upstream provider the service now trusts.
-import type { CommandAppDeps } from '../../app.js';
+import type { CommandAppDeps } from '../../command-app-deps.js';
 import type { CommandContext } from '../../../shared/event-store/command-handler.js';
 import { READ_MODELS } from '../../../shared/db/read-models.js';
 import { oauthStreams } from '../../../shared/oauth/oauth-events.js';

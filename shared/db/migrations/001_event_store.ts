@@ -1,5 +1,5 @@
 // The PostgreSQL event store's table (see shared/event-store/postgres-event-store.ts).
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
   name: '001_event_store',

@@ -1,6 +1,6 @@
 // Subject keys for crypto-shredding (shared/crypto/postgres-subject-key-store.ts) and the
 // sequences integer ids are drawn from (shared/domain/postgres-id-allocator.ts).
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 const SEQUENCES = ['organization_id_seq', 'facility_id_seq', 'user_id_seq', 'pass_id_seq'];
 

@@ -2,7 +2,7 @@
 // naming the generation table its read-model view points at, and the state of blue/green
 // rebuilds. The generation tables and views themselves are created by the runner from each
 // projection's own DDL, since they change with the projection's version, and migrations never do.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
   name: '003_projections',

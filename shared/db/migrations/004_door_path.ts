@@ -1,6 +1,6 @@
 // The door path's own tables (issue 4): the pass event forwarder's checkpoint, and the
 // door-gateway's record of what each facility's controllers must hold and what they reported.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
   name: '004_door_path',

@@ -1,7 +1,7 @@
 // The OAuth signing keys (shared/oauth/signing-keys.ts): private halves sealed with AES-256-GCM
 // under the key-encryption key, public halves as JWKs. At most one current key (rotated_at null),
 // enforced by a partial unique index so two first starts or two rotations cannot both win.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
   name: '005_oauth_signing_keys',

@@ -1,6 +1,6 @@
 // The sequence invitation ids are drawn from (shared/domain/postgres-id-allocator.ts, kind
 // `invitation`), beside the other id sequences of migration 002.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
   name: '006_invitation_ids',

@@ -1,7 +1,7 @@
 // An expiry removes a credential at the version of the add it ends (no event bumps it), so an
 // acknowledgement is one per (credential, controller, version, op): keyed without the op, the
 // removal's acknowledgement collided with the add's and was dropped.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
   name: '007_door_ack_ops',

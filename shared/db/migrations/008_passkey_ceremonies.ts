@@ -1,7 +1,7 @@
 // Pending WebAuthn ceremonies (command-service/sign-in/passkeys/passkey-challenges.ts), shared by
 // every command-service instance, so a ceremony may end on another one than it began on. Only a
 // hash of the browser's handle is stored: the handle is the bearer of the ceremony.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
   name: '008_passkey_ceremonies',

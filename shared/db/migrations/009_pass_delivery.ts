@@ -4,7 +4,7 @@
 // event on the batch's delivery stream; this table only says when to look at a batch next.
 // Nothing personal is here in the clear: a row carries its batch's first PassCreated data, whose
 // guest details stay sealed under the batch's key (destroying the key erases them here too).
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
   name: '009_pass_delivery',

@@ -4,7 +4,7 @@
 // legacy rows are wrapped by PostgresSubjectKeyStore.rewrapAll(), which every start runs.
 // contact_search_key holds the one contact search key (shared/crypto/contact-search.ts), wrapped
 // the same way.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
   name: '010_wrapped_subject_keys',

@@ -3,7 +3,7 @@
 // followed in EventStoreDB, or kept while the EventStoreDB volume was wiped, would silently skip
 // or repeat events. So every store names itself (EventStore.identity()) and this database records
 // the store its checkpoints count in (projections/checkpoint-store-identity.ts).
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
   name: '012_event_store_identity',

@@ -3,7 +3,7 @@
 // counter is worth no WAL, and after a server crash (the only time PostgreSQL empties an unlogged
 // table) every limit simply starts again from zero; a service restart keeps them, lockout levels
 // included. Keys are a limiter's prefix and an address, a hash or an id, never personal data.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
   name: '013_rate_limit_counters',

@@ -2,7 +2,7 @@
 // make it due again), and then for DONE_JOB_RETENTION (projections/pass-delivery-retention.ts)
 // only: each row carries its batch's first PassCreated data, and a busy service adds one a batch.
 // The sweeper finds the done rows by when they were done.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
   name: '014_pass_delivery_jobs_retention',

@@ -7,6 +7,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig, type Config } from '../shared/config.js';
 import { createLogger, type Logger } from '../shared/logger.js';
+import { describeStartupError } from '../shared/startup-error.js';
 import { comparePositions, START } from '../shared/event-store/event-store.js';
 import { ORG_SCOPES } from '../shared/domain/events.js';
 import type { CommandContext } from '../shared/event-store/command-handler.js';
@@ -29,7 +30,8 @@ import { registerClient } from '../command-service/oauth-clients/register-client
 import { OAUTH_SCOPES } from '../shared/oauth/scopes.js';
 import { startDoorPath } from '../door-gateway/embedded.js';
 import { startConfiguredPassDelivery } from '../projections/pass-delivery.js';
-import { defaultBaseUrl, openRuntime, type Runtime } from './runtime.js';
+import { openRuntime, type Runtime } from './runtime.js';
+import { defaultBaseUrl } from './base-url.js';
 import { onShutdownSignal } from '../shared/shutdown-signal.js';
 
 /** The cursor secret survives restarts of the embedded default, so clients' cursors stay valid. */
@@ -178,7 +180,7 @@ export async function startEmbedded(config: Config, logger: Logger, options: Emb
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'guestpass');
+  const logger = createLogger(config.logLevel, 'guestpass', config.logFormat);
   // From the start: a signal while it starts closes the port at once, and stops the rest once started.
   const stopping = new AbortController();
   const starting = startEmbedded(config, logger, { stopping: stopping.signal });
@@ -220,7 +222,7 @@ async function main(): Promise<void> {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   main().catch((error: unknown) => {
-    console.error(`guestpass: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`guestpass: ${describeStartupError(error)}`);
     process.exit(1);
   });
 }

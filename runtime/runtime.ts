@@ -1,5 +1,7 @@
-// The composition root shared by `npm start` and the operator CLI: finds or starts PostgreSQL,
-// migrates, and builds the ports every command use case is given.
+// The composition root shared by `npm start` (embedded.ts), the operator CLI and the command
+// service's and projections' main.ts: finds or starts PostgreSQL, migrates, and builds the ports
+// every command use case is given. The query service needs none of the command side: it takes
+// base-url.ts and data-kek.ts alone.
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -56,11 +58,6 @@ export interface DataKeys {
   /** How many keys opening the runtime (re)wrapped under the current KEK (legacy rows, a previous KEK). */
   readonly rewrappedOnOpen: number;
   rewrapAll(): Promise<{ rewrapped: number }>;
-}
-
-/** The issuer when no PUBLIC_BASE_URL is set: this process's own address. */
-export function defaultBaseUrl(config: Pick<Config, 'publicBaseUrl' | 'host'>, port: number): string {
-  return config.publicBaseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 }
 
 /** OAUTH_KEY_ENCRYPTION_KEY, else a key generated once into the data folder (embedded default). */
