@@ -22,6 +22,8 @@ export interface VisitorsView {
   readonly facilityId: number;
   readonly facilityName: string;
   readonly day: string;
+  /** The facility's IANA time zone: the day and every time shown are on its clock. */
+  readonly timeZone: string;
   readonly expected: readonly Visit[];
   readonly onSite: readonly Visit[];
   readonly left: readonly Visit[];
@@ -53,7 +55,7 @@ export function visitorsPage(input: PageBase & { readonly facilities: readonly C
 <li><strong>${v.onSite.length}</strong> on site</li>
 <li><strong>${v.left.length}</strong> left</li>
 </ul>
-<p class="hint">As of ${v.asOf} UTC. This page updates itself every ${LIVE_SECONDS} seconds.</p>
+<p class="hint">As of ${v.asOf} (${v.timeZone}, the facility’s time). This page updates itself every ${LIVE_SECONDS} seconds.</p>
 ${dataTable({ id: 'on-site', caption: 'On site (checked in, not out)', head: ['Guest', 'Arrival', 'Checked in'], rows: v.onSite.map((x) => [x.name, x.arrival, x.checkedIn ?? '—']), empty: 'No guest is on site.' })}
 ${dataTable({ id: 'expected', caption: 'Expected', head: ['Guest', 'Arrival'], rows: v.expected.map((x) => [x.name, x.arrival]), empty: 'No more guests are expected today.' })}
 ${dataTable({ id: 'left', caption: 'Left', head: ['Guest', 'Arrival', 'Checked in', 'Left'], rows: v.left.map((x) => [x.name, x.arrival, x.checkedIn ?? '—', x.checkedOut ?? '—']), empty: 'No guest has left yet.' })}
@@ -69,7 +71,7 @@ export function onSitePage(input: PageBase & { readonly facilityId: number; read
   return consoleLayout(
     { title: `On site now: ${input.facilityName}`, user: input.user, csrfToken: input.csrfToken, current: CONSOLE_PATHS.visitors },
     html`<h1>On site now: ${input.facilityName}</h1>
-<p>${input.onSite.length} guest${input.onSite.length === 1 ? '' : 's'} checked in and not out, as of ${input.asOf} UTC.</p>
+<p>${input.onSite.length} guest${input.onSite.length === 1 ? '' : 's'} checked in and not out, as of ${input.asOf}.</p>
 <p class="no-print">Print this page (your browser’s Print command) for an evacuation roll call.</p>
 ${dataTable({ id: 'evacuation', caption: 'Guests on site', head: ['Guest', 'Expected', 'Checked in', 'Accounted for'], rows: input.onSite.map((x) => [x.name, x.arrival, x.checkedIn ?? '—', '']), empty: 'No guest is on site.' })}
 <div class="actions no-print">

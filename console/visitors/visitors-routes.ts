@@ -1,4 +1,5 @@
-// /visitors (the front desk: admins): per facility, today's guests (UTC day) from the
+// /visitors (the front desk: admins): per facility, today's guests (the facility's day, in its
+// time zone, as a new pass's arrival day is) from the
 // front_desk_visits read model, which the door path's check-in and check-out events keep; and the
 // "on site now" list for an evacuation. Another organization's facility is 404.
 import type Router from '@koa/router';
@@ -6,6 +7,7 @@ import type { Knex } from 'knex';
 import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
 import { READ_MODELS, type FacilityRow, type FrontDeskVisitRow } from '../../shared/db/read-models.js';
 import { NotFoundError } from '../../shared/errors.js';
+import { wallClock } from '../../shared/domain/time-zone.js';
 import type { ConsoleEnv } from '../console-env.js';
 import { guard, idParam, sendConsolePage } from '../console-guard.js';
 import { CONSOLE_PATHS } from '../console-paths.js';
@@ -16,17 +18,24 @@ import { onSitePage, visitorsPage, type Visit, type VisitorsView } from './visit
 type VisitRow = Pick<FrontDeskVisitRow, 'first_name' | 'last_name' | 'arrival_date' | 'arrival_time' | 'checked_in_at' | 'checked_out_at'>;
 const VISIT_COLUMNS = ['first_name', 'last_name', 'arrival_date', 'arrival_time', 'checked_in_at', 'checked_out_at'] as const;
 
-/** A time of day in UTC (`HH:MM`). */
-function clock(value: Date | string | null): string | null {
-  return value === null ? null : new Date(value).toISOString().slice(11, 16);
+interface DeskFacility {
+  readonly facility_id: number;
+  readonly name: string;
+  /** IANA name ('UTC' when unset): the desk's day and its clock. */
+  readonly time_zone: string;
 }
 
-function visitOf(row: VisitRow, day: string): Visit {
+/** A door time on the facility's clock (`HH:MM`). */
+function clock(value: Date | string | null, zone: string): string | null {
+  return value === null ? null : wallClock(zone, new Date(value)).time.slice(0, 5);
+}
+
+function visitOf(row: VisitRow, day: string, zone: string): Visit {
   return {
     name: guestName(row.first_name, row.last_name),
     arrival: row.arrival_date === day ? (row.arrival_time ?? 'Any time') : `${row.arrival_date} ${row.arrival_time ?? ''}`.trim(),
-    checkedIn: clock(row.checked_in_at),
-    checkedOut: clock(row.checked_out_at),
+    checkedIn: clock(row.checked_in_at, zone),
+    checkedOut: clock(row.checked_out_at, zone),
   };
 }
 
@@ -51,18 +60,20 @@ export function onSiteQuery(db: Knex, orgId: number, facilityId: number): Knex.Q
 }
 
 /** Today's lists at one facility: expected (not yet in), on site (in, not out), left. */
-export async function visitorsView(db: Knex, orgId: number, facility: { facility_id: number; name: string }, now: Date): Promise<VisitorsView> {
-  const day = now.toISOString().slice(0, 10);
+export async function visitorsView(db: Knex, orgId: number, facility: DeskFacility, now: Date): Promise<VisitorsView> {
+  const zone = facility.time_zone;
+  const { date: day, time } = wallClock(zone, now);
   const rows = (await dayVisitsQuery(db, orgId, facility.facility_id, day)) as VisitRow[];
   const onSite = (await onSiteQuery(db, orgId, facility.facility_id)) as VisitRow[];
   return {
     facilityId: facility.facility_id,
     facilityName: facility.name,
     day,
-    expected: rows.filter((r) => r.checked_in_at === null).map((r) => visitOf(r, day)),
-    onSite: onSite.map((r) => visitOf(r, day)),
-    left: rows.filter((r) => r.checked_out_at !== null).map((r) => visitOf(r, day)),
-    asOf: now.toISOString().slice(11, 19),
+    timeZone: zone,
+    expected: rows.filter((r) => r.checked_in_at === null).map((r) => visitOf(r, day, zone)),
+    onSite: onSite.map((r) => visitOf(r, day, zone)),
+    left: rows.filter((r) => r.checked_out_at !== null).map((r) => visitOf(r, day, zone)),
+    asOf: time.slice(0, 8),
   };
 }
 
@@ -70,13 +81,13 @@ export function visitorsSection(router: Router<HttpState>, env: ConsoleEnv): voi
   const { deps, kit } = env;
   const desk = guard(env, 'admin');
 
-  async function facilitiesOf(orgId: number): Promise<Array<{ facility_id: number; name: string }>> {
-    const rows = await deps.db<FacilityRow>(READ_MODELS.facilities).where({ org_id: orgId, is_active: true }).orderBy('name').select('facility_id', 'name');
-    return rows.map((r) => ({ facility_id: Number(r.facility_id), name: r.name }));
+  async function facilitiesOf(orgId: number): Promise<DeskFacility[]> {
+    const rows = await deps.db<FacilityRow>(READ_MODELS.facilities).where({ org_id: orgId, is_active: true }).orderBy('name').select('facility_id', 'name', 'time_zone');
+    return rows.map((r) => ({ facility_id: Number(r.facility_id), name: r.name, time_zone: r.time_zone || 'UTC' }));
   }
 
   /** The facility asked for (another organization's: 404), else the first. */
-  function chosen(ctx: HttpContext, facilities: ReadonlyArray<{ facility_id: number; name: string }>) {
+  function chosen(ctx: HttpContext, facilities: readonly DeskFacility[]): DeskFacility | null {
     const asked = ctx.query.facility;
     if (typeof asked !== 'string' || asked === '') return facilities[0] ?? null;
     const id = idParam(asked);
@@ -98,12 +109,12 @@ export function visitorsSection(router: Router<HttpState>, env: ConsoleEnv): voi
     const user = consoleUser(ctx);
     const facility = chosen(ctx, await facilitiesOf(user.orgId));
     if (facility === null) throw new NotFoundError('no facility');
-    const now = new Date();
+    const zone = facility.time_zone;
     const rows = (await onSiteQuery(deps.db, user.orgId, facility.facility_id)) as VisitRow[];
-    const day = now.toISOString().slice(0, 10);
+    const { date: day, time } = wallClock(zone, new Date());
     sendConsolePage(
       ctx,
-      onSitePage({ user, csrfToken: kit.csrfToken(ctx), facilityId: facility.facility_id, facilityName: facility.name, onSite: rows.map((r) => visitOf(r, day)), asOf: now.toISOString().slice(0, 19).replace('T', ' ') }),
+      onSitePage({ user, csrfToken: kit.csrfToken(ctx), facilityId: facility.facility_id, facilityName: facility.name, onSite: rows.map((r) => visitOf(r, day, zone)), asOf: `${day} ${time.slice(0, 8)} (${zone})` }),
     );
   });
 }
