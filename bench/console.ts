@@ -100,9 +100,11 @@ async function main(): Promise<void> {
       `INSERT INTO ?? (pass_id, public_id, org_id, facility_id, created_by, arrival_date, arrival_time, first_name, last_name, cancelled, checked_in_at, checked_out_at, _commit, _prepare)
        SELECT 10000000 + n, 'gst_' || md5('p' || n), ?, g.facility, g.creator, g.day, to_char(time '08:00' + (n % 600) * interval '1 minute', 'HH24:MI'),
               g.first, g.last, false,
-              CASE WHEN n % 3 > 0 THEN now() - interval '2 hours' END, CASE WHEN n % 3 = 2 THEN now() - interval '1 hour' END, 0, 0
+              -- Guests of past days came and left; of today, a third expected, a third on site, a third left; of later days none came yet.
+              CASE WHEN g.day < ?::text OR (g.day = ?::text AND n % 3 > 0) THEN now() - interval '2 hours' END,
+              CASE WHEN g.day < ?::text OR (g.day = ?::text AND n % 3 = 2) THEN now() - interval '1 hour' END, 0, 0
        ${rows}`,
-      [visits, orgId, from, to, HOST_PASSES, host.userId, today],
+      [visits, orgId, today, today, today, today, from, to, HOST_PASSES, host.userId, today],
     );
   }
   await stack.db.raw(
