@@ -1,4 +1,4 @@
-// The pass API through the production gateway: `npx tsx bench/gateway.ts [--seconds 10] [--concurrency 16] [--samples 400]`.
+// The pass API through the production gateway: `npx tsx bench/gateway.ts [--seconds 10] [--warmup 3] [--concurrency 16] [--samples 400]`.
 // Runs the production topology (test/topology/support): each service as its own
 // `node dist/<service>/main.js` process, nginx in front over https with deploy/gateway.nginx.conf,
 // on DATABASE_URL's server (a fresh database) or an embedded one. The door path is left out
@@ -32,7 +32,7 @@ import { readdirSync } from 'node:fs';
 const SECONDS = numberOption('seconds', 10);
 const CONCURRENCY = integerOption('concurrency', 16);
 const SAMPLES = integerOption('samples', 400);
-const WARMUP_MS = 3000;
+const WARMUP_MS = numberOption('warmup', 3) * 1000;
 const ADMINS = 8;
 
 interface MixResult {

@@ -1,4 +1,4 @@
-// Single-pass create through HTTP: `npx tsx bench/http-create-pass.ts [--seconds 15] [--concurrency 10] [--admins 1] [--delivery-only] [--cpu-profile DIR]`.
+// Single-pass create through HTTP: `npx tsx bench/http-create-pass.ts [--seconds 15] [--warmup 5] [--concurrency 10] [--admins 1] [--delivery-only] [--cpu-profile DIR]`.
 // Runs the real stack in-process (embedded PostgreSQL, or DATABASE_URL's server; PostgreSQL event
 // store; projection runner; command and query apps behind the gateway on an ephemeral port) and
 // drives POST /api/v1/org/passes with one organization API key, `concurrency` requests in flight
@@ -38,9 +38,9 @@ const ADMINS = numberOption('admins', 1);
 const DELIVERY_ONLY = process.argv.includes('--delivery-only');
 const PROFILE_DIR = process.argv.includes('--cpu-profile') ? process.argv[process.argv.indexOf('--cpu-profile') + 1] : undefined;
 // Long enough for JIT and for autovacuum to analyse the fresh tables (plans made on empty tables are poor).
-const WARMUP_MS = 5000;
+const WARMUP_MS = numberOption('warmup', 5) * 1000;
 /** The floor needs no tables warmed up, only JIT and connections; a few seconds of it are enough. */
-const FLOOR_WARMUP_MS = 2000;
+const FLOOR_WARMUP_MS = Math.min(2000, WARMUP_MS);
 const FLOOR_SECONDS = Math.min(SECONDS, 5);
 
 interface PhaseResult {
@@ -144,7 +144,7 @@ async function phase(providers: Providers | null): Promise<PhaseResult> {
 
   // The load generator runs in its own process, as wrk would: on the server's event loop it
   // would take the CPU it measures.
-  const child = fork(fileURLToPath(import.meta.url), ['--client'], {
+  const child = fork(fileURLToPath(import.meta.url), ['--client', '--warmup', String(WARMUP_MS / 1000)], {
     execArgv: process.execArgv,
     env: {
       ...process.env,

@@ -1,7 +1,8 @@
 // The token endpoint against a peer, side by side in one run:
 //   `npx tsx bench/oauth-vs-oidc-provider.ts [--seconds 5] [--concurrency 16] [--warmup 2]`
 //
-// Three phases, each run against our service and then against oidc-provider (npm) configured for
+// Three phases, each run against our service, then against oidc-provider (npm) in memory and with a
+// durable Redis adapter (appendfsync always, a redis-server the bench starts), configured for
 // the same features (bench/oauth-bench/peer-server.ts), with the same load:
 //   code exchange   POST token, grant_type=authorization_code, public client, PKCE S256
 //   refresh         POST token, grant_type=refresh_token, public client, rotating: each virtual
@@ -22,7 +23,10 @@
 // Targets (ours, this 2-core machine): refresh >= 1,000/s, introspection >= 5,000/s, code exchange
 // >= 500/s. Exits non-zero when a server answers anything but a correct 200 in a measured window,
 // or when a phase cannot run (our endpoints not built, codes refused, ...).
-import { fork } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -90,9 +94,44 @@ type Outcome = { readonly measured: Measured } | { readonly error: string };
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
-function forkChild(name: string, script: string): RpcClient {
-  const child = fork(here(script), [], { execArgv: process.execArgv, env: process.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+function forkChild(name: string, script: string, env: NodeJS.ProcessEnv = {}): RpcClient {
+  const child = fork(here(script), [], { execArgv: process.execArgv, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new RpcClient(name, child);
+}
+
+/**
+ * The durable peer's store: a redis-server of its own on a free port, `appendfsync always` (each
+ * write fsync'd to its append-only file before it is answered), in a temporary folder. Never the
+ * machine's shared Redis, whose configuration is not the bench's to change.
+ */
+async function startDurableRedis(): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await new Promise<number>((resolve, reject) => {
+    const probe = net.createServer().once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port: free } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(free));
+    });
+  });
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-peer-redis-'));
+  const child = spawn(process.env.REDIS_SERVER_PATH ?? 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await Promise.race([exited, sleep(10_000)]);
+    await rm(dir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const reachable = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => (socket.end(), resolve(true))).once('error', () => resolve(false));
+    });
+    if (reachable) return { url: `redis://127.0.0.1:${port}`, stop };
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error('redis-server did not start (REDIS_SERVER_PATH, or redis-server on PATH)');
+    }
+    await sleep(100);
+  }
 }
 
 function targetOf(info: ServerInfo): Target {
@@ -248,7 +287,7 @@ function printFloor(floor: SigningFloor): void {
 function printTable(floor: SigningFloor, servers: readonly Server[], outcomes: Map<Phase, Map<string, Outcome>>): void {
   const header =
     pad('phase', 15) +
-    pad('server', 15) +
+    pad('server', 17) +
     lpad('req/s', 7) +
     lpad('p50 ms', 8) +
     lpad('p95 ms', 8) +
@@ -268,7 +307,7 @@ function printTable(floor: SigningFloor, servers: readonly Server[], outcomes: M
     servers.forEach((server, index) => {
       const name = server.info?.name ?? server.rpc.name;
       const outcome = byServer.get(name);
-      const first = pad(index === 0 ? spec.title : '', 15) + pad(name, 15);
+      const first = pad(index === 0 ? spec.title : '', 15) + pad(name, 17);
       if (!outcome || 'error' in outcome) {
         console.log(first + `  not measured: ${outcome ? outcome.error.split('\n', 1)[0] : 'skipped'}`);
         return;
@@ -295,23 +334,46 @@ function printTable(floor: SigningFloor, servers: readonly Server[], outcomes: M
           target,
       );
     });
-    const [us, peer] = servers.map((s) => byServer.get(s.info?.name ?? s.rpc.name));
-    if (us && peer && 'measured' in us && 'measured' in peer) {
-      const a = us.measured;
-      const b = peer.measured;
-      const aCpu = a.serverCpuMsPerRequest + (a.postgresCpuMsPerRequest ?? 0);
-      console.log(
-        pad('', 15) +
-          pad('us / peer', 15) +
-          lpad(ratio(a.rps, b.rps), 7) +
-          lpad(ratio(a.p50, b.p50), 8) +
-          lpad(ratio(a.p95, b.p95), 8) +
-          lpad(ratio(a.p99, b.p99), 8) +
-          lpad('', 10) +
-          lpad(ratio(a.serverCpuMsPerRequest, b.serverCpuMsPerRequest), 20) +
-          lpad(`(${ratio(aCpu, b.serverCpuMsPerRequest)})`, 12),
-      );
-    }
+    const [us, ...peers] = servers.map((s) => byServer.get(s.info?.name ?? s.rpc.name));
+    peers.forEach((peer, i) => {
+      const peerName = servers[i + 1]!.info?.name ?? servers[i + 1]!.rpc.name;
+      if (us && peer && 'measured' in us && 'measured' in peer) {
+        const a = us.measured;
+        const b = peer.measured;
+        const aCpu = a.serverCpuMsPerRequest + (a.postgresCpuMsPerRequest ?? 0);
+        console.log(
+          pad('', 15) +
+            pad(`us / ${peerName.replace(/^peer /, '')}`, 17) +
+            lpad(ratio(a.rps, b.rps), 7) +
+            lpad(ratio(a.p50, b.p50), 8) +
+            lpad(ratio(a.p95, b.p95), 8) +
+            lpad(ratio(a.p99, b.p99), 8) +
+            lpad('', 10) +
+            lpad(ratio(a.serverCpuMsPerRequest, b.serverCpuMsPerRequest), 20) +
+            lpad(`(${ratio(aCpu, b.serverCpuMsPerRequest)})`, 12),
+        );
+      }
+    });
+  }
+}
+
+/** The issue 23 targets: introspection at parity with the peer in memory, the grants with the durable peer. */
+function printParity(outcomes: Map<Phase, Map<string, Outcome>>): void {
+  const rps = (phase: Phase, name: string) => {
+    const outcome = outcomes.get(phase)!.get(name);
+    return outcome && 'measured' in outcome ? outcome.measured.rps : NaN;
+  };
+  console.log('');
+  console.log('Parity (req/s, ours at the shipped limits)');
+  for (const [phase, title, peer] of [
+    ['introspect', 'introspection', 'peer in memory'],
+    ['code', 'code exchange', 'peer durable'],
+    ['refresh', 'refresh grant', 'peer durable'],
+  ] as const) {
+    const us = rps(phase, 'guestpass');
+    const them = rps(phase, peer);
+    const verdict = Number.isFinite(us) && Number.isFinite(them) ? (us >= them ? 'met' : 'NOT met') : 'not measured';
+    console.log(`  ${pad(title, 15)}us / ${pad(peer, 16)}${lpad(ratio(us, them), 7)}  target >= 1.00x: ${verdict}`);
   }
 }
 
@@ -321,14 +383,17 @@ async function main(): Promise<number> {
   console.log(`OAuth token endpoint: guestpass vs oidc-provider ${peerVersion()}, same machine, one run`);
   console.log(`  machine   ${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? '?'}), Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`  load      ${CONCURRENCY} virtual clients per server, keep-alive, ${WARMUP_SECONDS} s warm-up then ${SECONDS} s measured, per phase and server`);
+  console.log('  limits    ours at the SHIPPED limits (nothing raised), counted in PostgreSQL as the services count them');
 
   const loadAtStart = os.loadavg().map((l) => l.toFixed(1)).join(' ');
   console.log('measuring the signing floor (nothing of the bench runs yet) ...');
   const floor = await measureSigningFloor({ ms: FLOOR_MS, parallel: Math.max(2, os.cpus().length * 2) });
 
+  const durableRedis = await startDurableRedis();
   const servers: Server[] = [
     { rpc: forkChild('guestpass', './oauth-bench/our-server.ts'), info: null, unavailable: null },
-    { rpc: forkChild('oidc-provider', './oauth-bench/peer-server.ts'), info: null, unavailable: null },
+    { rpc: forkChild('peer in memory', './oauth-bench/peer-server.ts'), info: null, unavailable: null },
+    { rpc: forkChild('peer durable', './oauth-bench/peer-server.ts', { PEER_REDIS_URL: durableRedis.url }), info: null, unavailable: null },
   ];
   const generator = forkChild('load generator', './oauth-bench/load-generator.ts');
   const outcomes = new Map<Phase, Map<string, Outcome>>(PHASES.map((p) => [p.phase, new Map()]));
@@ -349,7 +414,7 @@ async function main(): Promise<number> {
     const [ours] = servers;
     if (ours!.info) ours!.unavailable = await probe(ours!.info);
     for (const server of servers) {
-      if (server.info) console.log(`  ${pad(server.info.name, 14)}${server.info.baseUrl}; ${server.info.storage}`);
+      if (server.info) console.log(`  ${pad(server.info.name, 16)}${server.info.baseUrl}; ${server.info.storage}; limits: ${server.info.limits}`);
       if (server.unavailable) problems.push(`${server.rpc.name}: ${server.unavailable}`);
     }
 
@@ -385,16 +450,18 @@ async function main(): Promise<number> {
         if (rpc.alive) rpc.child.kill();
       }),
     );
+    await durableRedis.stop();
   }
 
   printFloor(floor);
   printTable(floor, servers, outcomes);
+  printParity(outcomes);
 
   console.log('');
   console.log('Notes');
   for (const server of servers) {
     if (!server.info) continue;
-    console.log(`  ${pad(server.info.name, 14)}storage: ${server.info.storage}; introspection: ${server.info.introspects}`);
+    console.log(`  ${pad(server.info.name, 16)}storage: ${server.info.storage}; introspection: ${server.info.introspects}; limits: ${server.info.limits}`);
   }
   console.log("  of floor      req/s as a fraction of the floor: one core doing nothing but the phase's RS256 work (sign twice,");
   console.log("                or verify once). jose runs RSA on libuv's thread pool, so one process can use both cores (over 100%).");

@@ -1,4 +1,4 @@
-// The pass page of a 10-pass batch: `npx tsx bench/pass-page.ts [--seconds 10] [--concurrency 4]`.
+// The pass page of a 10-pass batch: `npx tsx bench/pass-page.ts [--seconds 10] [--warmup 3] [--concurrency 4]`.
 // Runs the real stack in-process (embedded PostgreSQL, or DATABASE_URL's server), makes one
 // 10-pass batch through the organization API, and serves GET /p/{token} from two apps side by
 // side on 127.0.0.1, both the service's app front with the pass page routes (the rate limit
@@ -26,7 +26,7 @@ import { withServiceNodeFlags } from './service-node-flags.js';
 
 const SECONDS = numberOption('seconds', 10);
 const CONCURRENCY = numberOption('concurrency', 4);
-const WARMUP_MS = 3000;
+const WARMUP_MS = numberOption('warmup', 3) * 1000;
 const PASSES = 10;
 
 interface Variant {
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
   console.log(`one page: ${PASSES} passes, ${(Buffer.byteLength(await (await fetch(cached.baseUrl + batch.path)).text()) / 1024).toFixed(1)} KiB of HTML`);
 
   // The load generator runs in its own process, as wrk would.
-  const child = fork(fileURLToPath(import.meta.url), ['--client'], {
+  const child = fork(fileURLToPath(import.meta.url), ['--client', '--warmup', String(WARMUP_MS / 1000)], {
     execArgv: process.execArgv,
     env: { ...process.env, BENCH_SPEC: JSON.stringify({ variants, path: batch.path, concurrency: CONCURRENCY, seconds: SECONDS }) },
   });

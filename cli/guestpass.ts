@@ -6,6 +6,7 @@ import { DomainError, ValidationError } from '../shared/errors.js';
 import { RebuildStopped } from '../projections/rebuild.js';
 import { doorCommand } from './door.js';
 import { MEMBER_USAGE, memberCommand } from './member-commands.js';
+import { LIMITS_USAGE, limitsCommand } from './limits-commands.js';
 import { DatabaseUnreachable, openRuntime, type Runtime } from '../runtime/runtime.js';
 import { UsageError } from './cli-args.js';
 import { apikeyCommand } from './apikey-commands.js';
@@ -21,6 +22,7 @@ import { projectionsCommand } from './projections-commands.js';
 import { userCommand } from './user-commands.js';
 
 export type { Io };
+import { AUDIT_USAGE, auditCommand } from './audit-commands.js';
 
 const USAGE = `usage: guestpass <command> [options] [--json]
 
@@ -38,9 +40,11 @@ const USAGE = `usage: guestpass <command> [options] [--json]
   keys rotate-data-kek   (rewraps every personal-data key under the current data key-encryption key)
   invite create --org ORG --email E [--role admin|self_invite|employee_view]
 ${MEMBER_USAGE}
+${LIMITS_USAGE}
   projections status
   projections rebuild [NAME]
   events export [--stream S] [--from POSITION]
+${AUDIT_USAGE}
   outbox list [--limit N]   (the emails and SMS written to the data folder's outbox, newest first)
   door simulate --facility ID [--controllers N] [--exit]
   door scan --facility ID --qr VALUE [--exit]`;
@@ -93,6 +97,7 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
       io.out(json ? JSON.stringify(result.json) : result.text);
       return 0;
     }
+    if (group === 'audit') return await auditCommand(rest, { config, json, out: io.out, err: io.err, closed: io.closed, openRuntime: () => openRuntime(config, quietLogger) });
     const commands: Record<string, (r: Runtime) => Promise<Result | null>> = {
       org: (r) => orgCommand(r, rest),
       user: (r) => userCommand(r, rest),
@@ -102,6 +107,7 @@ export async function main(argv: string[], io: Io = stdio, env: NodeJS.ProcessEn
       keys: (r) => keysCommand(r, rest, config),
       invite: (r) => inviteCommand(r, rest),
       member: (r) => memberCommand(r, rest, { json, out: io.out, err: io.err, write }),
+      limits: (r) => limitsCommand(r, rest, config),
       projections: (r) => projectionsCommand(r, rest, json, io),
       events: async (r) => {
         await eventsCommand(r, rest, io);

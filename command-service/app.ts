@@ -13,6 +13,7 @@ import { oauthProtocolRoutes } from './oauth/oauth-routes.js';
 import { signInRoutes } from './sign-in/sign-in-routes.js';
 import { passPageRoutes } from './pass-page/pass-page-routes.js';
 import { consoleRoutes } from '../console/console-routes.js';
+import { auditKeysRoute } from './audit/audit-keys-route.js';
 
 export type { CommandAppDeps };
 
@@ -26,9 +27,10 @@ export function createCommandApp(appDeps: CommandAppDeps): Koa<HttpState> {
   app.use(orgPassRoutes(deps, { trustProxy, passLinkBase }).routes());
   const userApiRateLimiter = deps.userApiRateLimiter ?? new RateLimiter('user-api', USER_API_RATE_LIMIT, rateLimitStore);
   app.use(userPassRoutes(deps, { trustProxy, passLinkBase, rateLimiter: userApiRateLimiter }).routes());
-  app.use(oauthProtocolRoutes(deps, { trustProxy, tokenRateLimit: deps.oauthTokenRateLimit }).routes());
+  app.use(oauthProtocolRoutes(deps, { trustProxy, failureLimit: deps.oauthFailureLimit, clientRequestsPerSecond: deps.config.oauthClientRateLimit }).routes());
   app.use(signInRoutes(deps, { trustProxy }).routes());
   app.use(passPageRoutes(deps, { trustProxy }).routes());
   app.use(consoleRoutes(deps, { trustProxy }).routes());
+  app.use(auditKeysRoute(deps.db).routes());
   return app;
 }

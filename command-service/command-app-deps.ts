@@ -9,7 +9,7 @@ import type { CommandDeps } from './command-deps.js';
 
 export interface CommandAppDeps extends CommandDeps {
   readonly logger: Logger;
-  readonly config: Pick<Config, 'trustProxy'>;
+  readonly config: Pick<Config, 'trustProxy'> & Partial<Pick<Config, 'oauthClientRateLimit'>>;
   /** The authorization server's issuer, clients and keys. */
   readonly oauth: OAuthServices;
   /**
@@ -21,6 +21,6 @@ export interface CommandAppDeps extends CommandDeps {
   readonly orgApiRateLimiter?: RateLimiter;
   /** Replaces the user-delegated API's per-user bucket (tests and benchmarks change its policy). */
   readonly userApiRateLimiter?: RateLimiter;
-  /** Overrides of the token endpoint's per-IP limit (benchmarks and tests raise it). */
-  readonly oauthTokenRateLimit?: Partial<RateLimitPolicy>;
+  /** Overrides of the protocol endpoints' per-address failure budgets (tests lower them). */
+  readonly oauthFailureLimit?: Partial<RateLimitPolicy>;
 }

@@ -46,9 +46,15 @@ printf '%s\n' "$listen" | grep -Eq '^(([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):)?[0-9
 tls_dir=${GATEWAY_TLS_DIR:-/etc/nginx/tls}
 printf '%s\n' "$tls_dir" | grep -Eq '^/[A-Za-z0-9._/-]*$' || fail "GATEWAY_TLS_DIR: \"$tls_dir\" is not an absolute path of plain characters"
 
-# A passive health check: an instance that refused a connection is left out for 5 s.
-command_servers=$(directives "$command_words" server ' max_fails=1 fail_timeout=5s')
-query_servers=$(directives "$query_words" server ' max_fails=1 fail_timeout=5s')
+# A passive health check: an instance that refused a connection (or answered 503) is left out
+# for 5 s. The same instances again as backups that are never left out: when every instance is
+# left out (a part they all need is down, so each answered 503), nginx asks them anyway and the
+# client gets their 503 with Retry-After instead of nginx's own 502 ("no live upstreams").
+servers() {
+  printf '%s\n  %s' "$(directives "$1" server ' max_fails=1 fail_timeout=5s')" "$(directives "$1" server ' backup max_fails=0')"
+}
+command_servers=$(servers "$command_words")
+query_servers=$(servers "$query_words")
 if [ -n "$proxy_words" ]; then
   real_ip_from=$(directives "$proxy_words" set_real_ip_from '')
 else

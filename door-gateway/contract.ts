@@ -13,22 +13,59 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 export type ControllerLeaf = 'acks' | 'status' | 'sync' | 'access';
 
-export const topics = {
-  /** Retained: the credential's current payload, or empty once revoked or expired. */
-  credential: (facilityId: number, credentialId: string) =>
-    `${TOPIC_ROOT}/facilities/${facilityId}/credentials/${checkCredentialId(credentialId)}`,
-  credentialsOf: (facilityId: number) => `${TOPIC_ROOT}/facilities/${facilityId}/credentials/+`,
-  allCredentials: `${TOPIC_ROOT}/facilities/+/credentials/+`,
-  /** Not retained: revoke commands (and status requests) for every controller of the facility. */
-  commands: (facilityId: number) => `${TOPIC_ROOT}/facilities/${facilityId}/commands`,
-  controller: (facilityId: number, controllerId: string, leaf: ControllerLeaf) =>
-    `${TOPIC_ROOT}/facilities/${facilityId}/controllers/${checkControllerId(controllerId)}/${leaf}`,
-  allControllers: (leaf: ControllerLeaf) => `${TOPIC_ROOT}/facilities/+/controllers/+/${leaf}`,
-  /** Simulator only (not part of the controller contract): scan requests from `guestpass door scan`. */
-  simulatorScan: (facilityId: number, controllerId: string) =>
-    `${TOPIC_ROOT}/facilities/${facilityId}/controllers/${checkControllerId(controllerId)}/simulator/scan`,
-  simulatorScanReply: (requestId: string) => `${TOPIC_ROOT}/simulator/scan-replies/${requestId}`,
-} as const;
+/**
+ * The contract's topics under one root. A deployment that shares its MQTT broker with others
+ * gives each its own root (MQTT_TOPIC_ROOT, for example `acme/guestpass/v1`); the default is
+ * `guestpass/v1`. Controllers are configured with the same root.
+ */
+export function doorTopics(root: string = TOPIC_ROOT) {
+  checkTopicRoot(root);
+  const credentialTopic = new RegExp(`^${escapeRegExp(root)}/facilities/(\\d{1,10})/credentials/([^/]+)$`);
+  const controllerTopic = new RegExp(`^${escapeRegExp(root)}/facilities/(\\d{1,10})/controllers/([^/]+)/(acks|status|sync|access)$`);
+  return {
+    root,
+    /** Retained: the credential's current payload, or empty once revoked or expired. */
+    credential: (facilityId: number, credentialId: string) => `${root}/facilities/${facilityId}/credentials/${checkCredentialId(credentialId)}`,
+    credentialsOf: (facilityId: number) => `${root}/facilities/${facilityId}/credentials/+`,
+    allCredentials: `${root}/facilities/+/credentials/+`,
+    /** Not retained: revoke commands (and status requests) for every controller of the facility. */
+    commands: (facilityId: number) => `${root}/facilities/${facilityId}/commands`,
+    controller: (facilityId: number, controllerId: string, leaf: ControllerLeaf) =>
+      `${root}/facilities/${facilityId}/controllers/${checkControllerId(controllerId)}/${leaf}`,
+    allControllers: (leaf: ControllerLeaf) => `${root}/facilities/+/controllers/+/${leaf}`,
+    /** Simulator only (not part of the controller contract): scan requests from `guestpass door scan`. */
+    simulatorScan: (facilityId: number, controllerId: string) =>
+      `${root}/facilities/${facilityId}/controllers/${checkControllerId(controllerId)}/simulator/scan`,
+    simulatorScanReply: (requestId: string) => `${root}/simulator/scan-replies/${requestId}`,
+    parseCredential(topic: string): { facilityId: number; credentialId: string } | null {
+      const m = credentialTopic.exec(topic);
+      if (!m || !CREDENTIAL_ID.test(m[2]!)) return null;
+      return { facilityId: Number(m[1]), credentialId: m[2]! };
+    },
+    parseController(topic: string): { facilityId: number; controllerId: string; leaf: ControllerLeaf } | null {
+      const m = controllerTopic.exec(topic);
+      if (!m || !CONTROLLER_ID.test(m[2]!)) return null;
+      return { facilityId: Number(m[1]), controllerId: m[2]!, leaf: m[3] as ControllerLeaf };
+    },
+  } as const;
+}
+
+export type DoorTopics = ReturnType<typeof doorTopics>;
+
+/** The topics under the default root. */
+export const topics = doorTopics();
+
+/** A root is one or more non-empty levels without wildcards, not a `$` system topic. */
+export function checkTopicRoot(root: string): string {
+  if (!/^[^+#$/\u0000][^+#\u0000]{0,199}$/.test(root) || root.endsWith('/') || root.includes('//')) {
+    throw new RangeError(`MQTT topic root ${JSON.stringify(root)} must be levels separated by "/", without wildcards, empty levels or a leading "$"`);
+  }
+  return root;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 export function isCredentialId(id: string): boolean {
   return CREDENTIAL_ID.test(id);
@@ -49,15 +86,11 @@ function checkControllerId(id: string): string {
 }
 
 export function parseCredentialTopic(topic: string): { facilityId: number; credentialId: string } | null {
-  const m = /^guestpass\/v1\/facilities\/(\d{1,10})\/credentials\/([^/]+)$/.exec(topic);
-  if (!m || !CREDENTIAL_ID.test(m[2]!)) return null;
-  return { facilityId: Number(m[1]), credentialId: m[2]! };
+  return topics.parseCredential(topic);
 }
 
 export function parseControllerTopic(topic: string): { facilityId: number; controllerId: string; leaf: ControllerLeaf } | null {
-  const m = /^guestpass\/v1\/facilities\/(\d{1,10})\/controllers\/([^/]+)\/(acks|status|sync|access)$/.exec(topic);
-  if (!m || !CONTROLLER_ID.test(m[2]!)) return null;
-  return { facilityId: Number(m[1]), controllerId: m[2]!, leaf: m[3] as ControllerLeaf };
+  return topics.parseController(topic);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,11 +15,11 @@ import {
   asCredential,
   asScanRequest,
   asSyncChunk,
-  parseCredentialTopic,
   parseJson,
   sha256Hex,
-  topics,
+  doorTopics,
   type AccessDirection,
+  type DoorTopics,
   type AccessEvent,
   type Ack,
   type Command,
@@ -36,6 +36,8 @@ export interface ControllerSimulatorOptions {
   readonly url: string;
   readonly facilityId: number;
   readonly controllerId: string;
+  /** The deployment's MQTT topic root (default `guestpass/v1`). */
+  readonly topicRoot?: string;
   readonly door?: string;
   /** The direction of this controller's reader (default `entry`); `exit` reports every scan as an exit. */
   readonly direction?: AccessDirection;
@@ -90,6 +92,7 @@ export class ControllerSimulator extends EventEmitter {
   private intervalTimer: NodeJS.Timeout | null = null;
   private readonly now: () => Date;
   private readonly door: string;
+  private readonly topics: DoorTopics;
   readonly direction: AccessDirection;
 
   constructor(private readonly options: ControllerSimulatorOptions) {
@@ -99,7 +102,8 @@ export class ControllerSimulator extends EventEmitter {
     this.door = options.door ?? 'main';
     this.direction = options.direction ?? 'entry';
     this.now = options.now ?? (() => new Date());
-    topics.controller(this.facilityId, this.controllerId, 'status'); // validates the ids early
+    this.topics = doorTopics(options.topicRoot);
+    this.topics.controller(this.facilityId, this.controllerId, 'status'); // validates the ids early
   }
 
   get connected(): boolean {
@@ -130,7 +134,7 @@ export class ControllerSimulator extends EventEmitter {
       url: this.options.url,
       clientId: `guestpass-controller-${this.facilityId}-${this.controllerId}`,
       clean: this.options.clean ?? false,
-      will: { topic: topics.controller(this.facilityId, this.controllerId, 'status'), payload: JSON.stringify(offline), retain: true },
+      will: { topic: this.topics.controller(this.facilityId, this.controllerId, 'status'), payload: JSON.stringify(offline), retain: true },
       ...(this.options.username ? { username: this.options.username } : {}),
       ...(this.options.password ? { password: this.options.password } : {}),
     });
@@ -138,11 +142,11 @@ export class ControllerSimulator extends EventEmitter {
     client.on('message', (topic, payload) => this.onMessage(topic, payload));
     client.on('connect', () => {
       const wanted = [
-        topics.credentialsOf(this.facilityId),
-        topics.commands(this.facilityId),
-        topics.controller(this.facilityId, this.controllerId, 'sync'),
+        this.topics.credentialsOf(this.facilityId),
+        this.topics.commands(this.facilityId),
+        this.topics.controller(this.facilityId, this.controllerId, 'sync'),
       ];
-      if (this.options.acceptScanRequests ?? true) wanted.push(topics.simulatorScan(this.facilityId, this.controllerId));
+      if (this.options.acceptScanRequests ?? true) wanted.push(this.topics.simulatorScan(this.facilityId, this.controllerId));
       // With a resumed session these are already in place; subscribing again is harmless.
       subscribe(client, wanted)
         .then(() => this.scheduleStatus())
@@ -164,7 +168,7 @@ export class ControllerSimulator extends EventEmitter {
     this.clearTimers();
     if (client.connected) {
       const offline: Status = { v: 1, state: 'offline', at: this.now().toISOString() };
-      await Promise.race([publish(client, topics.controller(this.facilityId, this.controllerId, 'status'), JSON.stringify(offline), true), sleep(1000)]);
+      await Promise.race([publish(client, this.topics.controller(this.facilityId, this.controllerId, 'status'), JSON.stringify(offline), true), sleep(1000)]);
     }
     await endLink(client, 1000);
     this.client = null;
@@ -222,7 +226,7 @@ export class ControllerSimulator extends EventEmitter {
       scanned_at: at.toISOString(),
     };
     const reported = this.client
-      ? publish(this.client, topics.controller(this.facilityId, this.controllerId, 'access'), JSON.stringify(event), false)
+      ? publish(this.client, this.topics.controller(this.facilityId, this.controllerId, 'access'), JSON.stringify(event), false)
       : Promise.reject(new Error('controller not started'));
     reported.catch(() => undefined);
     this.emit('scan', event);
@@ -253,7 +257,7 @@ export class ControllerSimulator extends EventEmitter {
   // -------------------------------------------------------------------------------------------
 
   private onMessage(topic: string, payload: Buffer): void {
-    const credentialTopic = parseCredentialTopic(topic);
+    const credentialTopic = this.topics.parseCredential(topic);
     if (credentialTopic) {
       if (credentialTopic.facilityId !== this.facilityId) return;
       if (payload.length === 0) {
@@ -276,17 +280,17 @@ export class ControllerSimulator extends EventEmitter {
       if (c && c.credential_id === credentialTopic.credentialId) this.upsert(c);
       return;
     }
-    if (topic === topics.commands(this.facilityId)) {
+    if (topic === this.topics.commands(this.facilityId)) {
       const command = asCommand(parseJson(payload));
       if (command) this.onCommand(command);
       return;
     }
-    if (topic === topics.controller(this.facilityId, this.controllerId, 'sync')) {
+    if (topic === this.topics.controller(this.facilityId, this.controllerId, 'sync')) {
       const chunk = asSyncChunk(parseJson(payload));
       if (chunk) this.onSyncChunk(chunk);
       return;
     }
-    if (topic === topics.simulatorScan(this.facilityId, this.controllerId)) {
+    if (topic === this.topics.simulatorScan(this.facilityId, this.controllerId)) {
       const request = asScanRequest(parseJson(payload));
       if (!request || !this.client) return;
       const outcome = this.scan({ qrHash: request.qr_sha256 }, this.now(), request.door || this.door, request.direction ?? this.direction);
@@ -415,7 +419,7 @@ export class ControllerSimulator extends EventEmitter {
 
   private ack(ack: Ack): void {
     if (!this.client) return;
-    publish(this.client, topics.controller(this.facilityId, this.controllerId, 'acks'), JSON.stringify(ack), false).catch(() => undefined);
+    publish(this.client, this.topics.controller(this.facilityId, this.controllerId, 'acks'), JSON.stringify(ack), false).catch(() => undefined);
     this.emit('ack', ack);
   }
 
@@ -437,7 +441,7 @@ export class ControllerSimulator extends EventEmitter {
       at: this.now().toISOString(),
       ...((this.options.acceptScanRequests ?? true) ? { simulator: true } : {}),
     };
-    publish(this.client, topics.controller(this.facilityId, this.controllerId, 'status'), JSON.stringify(status), true).catch(() => undefined);
+    publish(this.client, this.topics.controller(this.facilityId, this.controllerId, 'status'), JSON.stringify(status), true).catch(() => undefined);
     this.emit('status', status);
   }
 

@@ -33,11 +33,11 @@ import {
   asAck,
   asCredential,
   asStatus,
-  parseControllerTopic,
-  parseCredentialTopic,
   parseJson,
-  topics,
+  doorTopics,
+  TOPIC_ROOT,
   type Ack,
+  type DoorTopics,
   type Command,
   type RemovalReason,
   type Status,
@@ -82,6 +82,8 @@ export interface DoorGatewayOptions {
   readonly connectTimeoutMs?: number;
   readonly mqttUsername?: string;
   readonly mqttPassword?: string;
+  /** MQTT topic root of this deployment (MQTT_TOPIC_ROOT, default `guestpass/v1`): the gateway reads and writes, and reconciles, nothing outside it. */
+  readonly topicRoot?: string;
   readonly now?: () => Date;
 }
 
@@ -125,6 +127,7 @@ export class DoorGateway extends EventEmitter {
   readonly lists = new AllowLists();
   private readonly log: Logger;
   private readonly now: () => Date;
+  private readonly topics: DoorTopics;
   private link: MqttClient | null = null;
   private monitor: MqttClient | null = null;
   private access: MqttClient | null = null;
@@ -151,6 +154,7 @@ export class DoorGateway extends EventEmitter {
     super();
     this.log = options.logger.child({ component: 'door-gateway' });
     this.now = options.now ?? (() => new Date());
+    this.topics = doorTopics(options.topicRoot);
   }
 
   get stats(): GatewayStats {
@@ -186,7 +190,10 @@ export class DoorGateway extends EventEmitter {
       void this.stop().finally(() => this.emit('leadership-lost', error));
     }, this.waiting.signal);
     for (const record of await this.options.store.loadActive()) this.lists.set(record);
-    const base = this.options.clientId ?? `guestpass-door-gateway-${hostname()}`.replace(/[^A-Za-z0-9_.-]/g, '-');
+    // Two deployments on one broker (MQTT_TOPIC_ROOT) must not share client ids: the broker would
+    // drop one gateway's connection each time the other's connects. The default root keeps the old id.
+    const root = this.options.topicRoot && this.options.topicRoot !== TOPIC_ROOT ? `${this.options.topicRoot}-` : '';
+    const base = this.options.clientId ?? `guestpass-door-gateway-${root}${hostname()}`.replace(/[^A-Za-z0-9_.-]/g, '-');
     const timeout = this.options.connectTimeoutMs ?? 60_000;
     const credentials = { username: this.options.mqttUsername, password: this.options.mqttPassword };
 
@@ -211,7 +218,7 @@ export class DoorGateway extends EventEmitter {
     this.monitor = monitor;
     monitor.on('message', (topic, payload, packet) => this.onLinkMessage(topic, payload, packet.retain));
     monitor.on('connect', () => {
-      subscribe(monitor, [topics.allControllers('acks'), topics.allControllers('status')])
+      subscribe(monitor, [this.topics.allControllers('acks'), this.topics.allControllers('status')])
         .then(() => {
           // Retained statuses may be old: ask every controller we know of for a fresh one.
           this.statusRequested.clear();
@@ -237,7 +244,7 @@ export class DoorGateway extends EventEmitter {
         );
       };
       access.on('connect', () => {
-        subscribe(access, [topics.allControllers('access')]).catch((error) => this.log.warn({ err: error }, 'access subscription failed'));
+        subscribe(access, [this.topics.allControllers('access')]).catch((error) => this.log.warn({ err: error }, 'access subscription failed'));
       });
       access.on('error', (error) => this.log.warn({ err: error }, 'MQTT access link error'));
       await firstConnect(access, timeout);
@@ -379,7 +386,7 @@ export class DoorGateway extends EventEmitter {
       sentAt: Date.now(),
       ...(action.kind === 'remove' ? { reason: action.reason } : {}),
     });
-    const topic = topics.credential(r.facilityId, r.credentialId);
+    const topic = this.topics.credential(r.facilityId, r.credentialId);
     if (action.kind === 'upsert') {
       this.counters.published++;
       return publish(link, topic, JSON.stringify(credentialPayload(r)), true);
@@ -390,7 +397,7 @@ export class DoorGateway extends EventEmitter {
     this.counters.published += 2;
     // The command first: online controllers act (and acknowledge) on it at once; the cleared
     // retained message follows on the same connection, so a later subscriber never sees the credential.
-    return Promise.all([publish(link, topics.commands(r.facilityId), JSON.stringify(command), false), publish(link, topic, '', true)]).then(
+    return Promise.all([publish(link, this.topics.commands(r.facilityId), JSON.stringify(command), false), publish(link, topic, '', true)]).then(
       () => undefined,
     );
   }
@@ -429,25 +436,25 @@ export class DoorGateway extends EventEmitter {
     // retained set; QoS 0 deliveries go straight to the socket, in order. A marker published
     // after SUBACK therefore reaches us after the retained messages; the quiet period covers
     // brokers that stream retained messages asynchronously. Facility 0 is reserved for it.
-    const marker = topics.credential(0, `_reconcile-${randomUUID()}`);
+    const marker = this.topics.credential(0, `_reconcile-${randomUUID()}`);
     let markerSeen = false;
     let lastRetainedAt = Date.now();
     this.collecting = (topic, payload, retain) => {
       if (topic === marker) markerSeen = true;
-      else if (retain && parseCredentialTopic(topic)) {
+      else if (retain && this.topics.parseCredential(topic)) {
         retained.set(topic, payload);
         lastRetainedAt = Date.now();
       }
     };
     try {
-      await subscribe(link, [topics.allCredentials], 0);
+      await subscribe(link, [this.topics.allCredentials], 0);
       await publish(link, marker, '', false);
       const deadline = Date.now() + 30_000;
       while (!(markerSeen && Date.now() - lastRetainedAt >= 150) && Date.now() < deadline) await sleep(25);
     } finally {
       this.collecting = null;
     }
-    await unsubscribe(link, [topics.allCredentials]);
+    await unsubscribe(link, [this.topics.allCredentials]);
 
     const sends = await this.exclusive(async () => {
       const out: Promise<void>[] = [];
@@ -455,7 +462,7 @@ export class DoorGateway extends EventEmitter {
       let republished = 0;
       for (const facilityId of this.lists.facilityIds()) {
         for (const r of this.lists.active(facilityId)) {
-          const topic = topics.credential(facilityId, r.credentialId);
+          const topic = this.topics.credential(facilityId, r.credentialId);
           expected.add(topic);
           const held = retained.has(topic) ? asCredential(parseJson(retained.get(topic)!)) : null;
           if (!held || held.version !== r.version || held.qr_sha256 !== r.qrHash || held.valid_until !== r.validUntil) {
@@ -465,9 +472,9 @@ export class DoorGateway extends EventEmitter {
         }
       }
       const strays = [...retained.entries()].filter(([topic, payload]) => payload.length > 0 && !expected.has(topic));
-      const known = await this.options.store.load(strays.map(([topic]) => parseCredentialTopic(topic)!.credentialId));
+      const known = await this.options.store.load(strays.map(([topic]) => this.topics.parseCredential(topic)!.credentialId));
       for (const [topic] of strays) {
-        const record = known.get(parseCredentialTopic(topic)!.credentialId);
+        const record = known.get(this.topics.parseCredential(topic)!.credentialId);
         // A record we hold as revoked or expired: clear it and tell controllers, with its version.
         if (record && record.state !== 'active') out.push(this.perform(actionFor(record)));
         else out.push(publish(link, topic, '', true)); // not ours (or unknown): just clear the retained copy
@@ -496,7 +503,7 @@ export class DoorGateway extends EventEmitter {
       this.collecting(topic, payload, retain);
       return;
     }
-    const where = parseControllerTopic(topic);
+    const where = this.topics.parseController(topic);
     if (!where) return;
     const body = parseJson(payload);
     if (where.leaf === 'acks') {
@@ -600,7 +607,7 @@ export class DoorGateway extends EventEmitter {
   private askForStatus(facilityId: number): void {
     if (!this.link) return;
     const command: Command = { v: 1, type: 'report_status' };
-    publish(this.link, topics.commands(facilityId), JSON.stringify(command), false).catch((error) =>
+    publish(this.link, this.topics.commands(facilityId), JSON.stringify(command), false).catch((error) =>
       this.log.warn({ err: error, facilityId }, 'status request not sent'),
     );
   }
@@ -618,7 +625,7 @@ export class DoorGateway extends EventEmitter {
     const digest = this.lists.digest(facilityId);
     const size = this.options.syncChunkSize ?? 1000;
     const chunks = Math.max(1, Math.ceil(records.length / size));
-    const topic = topics.controller(facilityId, controllerId, 'sync');
+    const topic = this.topics.controller(facilityId, controllerId, 'sync');
     // Everything below runs synchronously: no state change can slip between snapshot and sends.
     const sends: Promise<void>[] = [];
     for (let i = 0; i < chunks; i++) {
@@ -643,7 +650,7 @@ export class DoorGateway extends EventEmitter {
   }
 
   private async onAccessMessage(packet: IPublishPacket): Promise<void> {
-    const where = parseControllerTopic(packet.topic);
+    const where = this.topics.parseController(packet.topic);
     const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
     const event = where?.leaf === 'access' ? asAccessEvent(parseJson(payload)) : null;
     if (!where || !event) {

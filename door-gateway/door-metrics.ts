@@ -19,8 +19,15 @@ const revocationAck = new Histogram({
   registers: [metricsRegistry],
 });
 
+const active = new Gauge({
+  name: 'guestpass_door_gateway_active',
+  help: 'Whether this door-gateway is the active one (1) or a standby waiting for its turn (0); the deployment needs exactly one 1.',
+  registers: [metricsRegistry],
+});
+
 /** Records the gateway's metrics until the returned function is called. */
 export function observeDoorGateway(gateway: DoorGateway): () => void {
+  active.set(1);
   const onAck = (ack: AckObservation) => {
     if (ack.op === 'remove' && ack.reason === 'revoked' && ack.latencyMs !== null) revocationAck.observe(Math.max(0, ack.latencyMs) / 1000);
   };
@@ -30,6 +37,7 @@ export function observeDoorGateway(gateway: DoorGateway): () => void {
     gateway.off('ack', onAck);
     stopScraping();
     gatewayLag.set(0);
+    active.set(0);
   };
 }
 

@@ -19,7 +19,7 @@ import { ControllerSimulator } from './controller-simulator.js';
 export interface DoorPathDeps {
   readonly store: EventStore;
   readonly knex: Knex;
-  readonly config: Pick<Config, 'kafkaBrokers' | 'kafkaPassTopicPartitions' | 'mqttUrl' | 'dataDir'>;
+  readonly config: Pick<Config, 'kafkaBrokers' | 'kafkaPassTopicPartitions' | 'mqttUrl' | 'dataDir'> & Partial<Pick<Config, 'kafkaTopicPrefix' | 'mqttTopicRoot'>>;
   readonly logger: Logger;
 }
 
@@ -87,6 +87,7 @@ export async function startDoorPath(deps: DoorPathDeps, options: DoorPathOptions
       store: new KnexDoorCredentialStore(deps.knex),
       mqttUrl,
       logger,
+      ...(config.mqttTopicRoot ? { topicRoot: config.mqttTopicRoot } : {}),
       ...(options.expirySweepMs ? { expirySweepMs: options.expirySweepMs } : {}),
     });
     await gateway.start();
@@ -109,7 +110,7 @@ export async function startDoorPath(deps: DoorPathDeps, options: DoorPathOptions
           const list: ControllerSimulator[] = [];
           controllers.set(facilityId, list);
           for (let i = 1; i <= perFacility; i++) {
-            const controller = new ControllerSimulator({ url: mqttUrl, facilityId, controllerId: `sim-${facilityId}-${i}`, logger });
+            const controller = new ControllerSimulator({ url: mqttUrl, facilityId, controllerId: `sim-${facilityId}-${i}`, ...(config.mqttTopicRoot ? { topicRoot: config.mqttTopicRoot } : {}), logger });
             await controller.start();
             list.push(controller);
           }

@@ -47,6 +47,7 @@ async function main(): Promise<void> {
       const bus = new KafkaPassBus({
         brokers: config.kafkaBrokers,
         passTopicPartitions: config.kafkaPassTopicPartitions,
+        topicPrefix: config.kafkaTopicPrefix,
         clientId: 'guestpass-door-gateway',
         logger,
         // The broker's minimum: a standby that took over from a killed gateway gets its partitions
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
         sessionTimeoutMs: 6000,
       });
       started.push(() => bus.close());
-      const gateway = new DoorGateway({ bus, store: new KnexDoorCredentialStore(knex), mqttUrl, logger });
+      const gateway = new DoorGateway({ bus, store: new KnexDoorCredentialStore(knex), mqttUrl, logger, topicRoot: config.mqttTopicRoot });
       started.push(() => gateway.stop());
       // A standby waits here for its turn; a signal meanwhile ends the wait.
       await untilAborted(gateway.start(), control.stopping);

@@ -18,6 +18,8 @@ import { SESSION_LOCKS } from '../shared/db/session-lock.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
 import { startConfiguredPassDelivery } from './pass-delivery.js';
 import { defaultBaseUrl } from '../runtime/base-url.js';
+import { keyEncryptionKey } from '../runtime/runtime.js';
+import { runAuditNotary } from './audit-notary-role.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -51,6 +53,7 @@ async function main(): Promise<void> {
         const bus = new KafkaPassBus({
           brokers: config.kafkaBrokers,
           passTopicPartitions: config.kafkaPassTopicPartitions,
+          topicPrefix: config.kafkaTopicPrefix,
           clientId: 'guestpass-forwarder',
           logger,
         });
@@ -77,6 +80,11 @@ async function main(): Promise<void> {
         started.push(() => forwarding.stop());
         checks.push(kafkaCheck(bus));
       }
+
+      // The audit notary (one active among the processes): Merkle tree, signed heads, sample checks.
+      const notary = runAuditNotary({ knex: runtime.knex, store: runtime.store, kek: await keyEncryptionKey(config), logger });
+      started.push(() => notary.stop());
+      checks.push(notary.integrity.readinessCheck());
 
       // Pass delivery: the email and SMS of each new batch (SMTP_URL, SMS_*; else the outbox folder).
       const baseUrl = defaultBaseUrl(config, config.port);

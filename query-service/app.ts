@@ -23,6 +23,7 @@ import { readModelAccounts, readModelRevocations } from './user/read-model-token
 import { EMPLOYEE_VIEW_ROLE, MEMBERS_USER_SCOPE, memberDirectoryAccess } from './members/member-access.js';
 import { listMembersRoute } from './members/list-members.js';
 import { getMemberRoute } from './members/get-member.js';
+import { orgAuditEventsRoute } from './audit/org-audit-events.js';
 
 /**
  * `pageCursorSecret` (PAGE_CURSOR_SECRET) signs page cursors; when null a random one is made at
@@ -64,6 +65,7 @@ export function createQueryApp(deps: QueryAppDeps): Koa<HttpState> {
   const org = serviceRouter('/api/v1/org');
   listOrgPassesRoute(org, { db: deps.db, cursor, authenticate });
   listFacilitiesRoute(org, { db: deps.db, authenticate });
+  orgAuditEventsRoute(org, { db: deps.db, cursor, authenticate });
   // The member directory takes an API key or a user token (employee_view role) at the same path;
   // the user token shares the user-delegated API's per-user bucket.
   const rateLimitStore = deps.rateLimitStore ?? memoryRateLimitStore();

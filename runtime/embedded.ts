@@ -11,7 +11,7 @@ import { describeStartupError } from '../shared/startup-error.js';
 import { comparePositions, START } from '../shared/event-store/event-store.js';
 import { ORG_SCOPES } from '../shared/domain/events.js';
 import type { CommandContext } from '../shared/event-store/command-handler.js';
-import { memoryRateLimitStore } from '../shared/http/rate-limit-store.js';
+import { sharedRateLimitStore } from '../shared/http/rate-limit-store.js';
 import { mountGateway } from '../shared/http/gateway.js';
 import { openServiceServer } from '../shared/http/service-server.js';
 import { databaseCheck, eventStoreCheck, kafkaCheck } from '../shared/http/readiness.js';
@@ -30,8 +30,9 @@ import { registerClient } from '../command-service/oauth-clients/register-client
 import { OAUTH_SCOPES } from '../shared/oauth/scopes.js';
 import { startDoorPath } from '../door-gateway/embedded.js';
 import { startConfiguredPassDelivery } from '../projections/pass-delivery.js';
-import { openRuntime, type Runtime } from './runtime.js';
+import { keyEncryptionKey, openRuntime, type Runtime } from './runtime.js';
 import { defaultBaseUrl } from './base-url.js';
+import { runAuditNotary } from '../projections/audit-notary-role.js';
 import { onShutdownSignal } from '../shared/shutdown-signal.js';
 
 /** The cursor secret survives restarts of the embedded default, so clients' cursors stay valid. */
@@ -127,6 +128,10 @@ export async function startEmbedded(config: Config, logger: Logger, options: Emb
     const doorPath = await startDoorPath({ store: runtime.store, knex: runtime.knex, config, logger });
     started.push(() => doorPath.stop());
 
+    // The audit notary: every event a leaf of the Merkle tree, signed heads, sample checks.
+    const notary = runAuditNotary({ knex: runtime.knex, store: runtime.store, kek: await keyEncryptionKey(config), logger });
+    started.push(() => notary.stop());
+
     const baseUrl = defaultBaseUrl(config, server.port);
     const oauth = await runtime.oauth(baseUrl);
     await oauth.signingKeys.current(); // the first start generates the signing key now, not on the first sign-in
@@ -139,8 +144,11 @@ export async function startEmbedded(config: Config, logger: Logger, options: Emb
     });
     started.push(() => delivery.stop());
 
-    // One process: the limits count in its memory, one store for both apps (one bucket each).
-    const rateLimitStore = memoryRateLimitStore();
+    // The limits count where the services count them (REDIS_URL, else this PostgreSQL), one store
+    // for both apps (one bucket each): `npx guestpass limits` sees and lifts what this process locked out.
+    const rateLimits = await sharedRateLimitStore(config.redisUrl, runtime.knex, { log: logger });
+    started.push(() => rateLimits.close());
+    const rateLimitStore = rateLimits.store;
     const commandApp = createCommandApp({ ...runtime.deps, logger, config, rateLimitStore, oauth });
     const queryApp = createQueryApp({
       db: runtime.knex,
@@ -159,7 +167,7 @@ export async function startEmbedded(config: Config, logger: Logger, options: Emb
       observeDoorGateway(doorPath.gateway),
     ];
     started.push(async () => metricsObservers.forEach((stopObserving) => stopObserving()));
-    const checks = [databaseCheck(runtime.knex), eventStoreCheck(runtime.store), mqttCheck(doorPath.gateway)];
+    const checks = [databaseCheck(runtime.knex), eventStoreCheck(runtime.store), mqttCheck(doorPath.gateway), notary.integrity.readinessCheck()];
     if (doorPath.bus instanceof KafkaPassBus) checks.push(kafkaCheck(doorPath.bus));
     server.serve(mountGateway(commandApp, queryApp), checks);
 

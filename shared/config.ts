@@ -7,6 +7,8 @@ import { defaultLogFormat, LOG_FORMATS, type LogFormat } from './logger.js';
 export interface Config {
   /** HTTP port of the embedded gateway and of each service run alone. */
   readonly port: number;
+  /** OPS_PORT: /healthz, /readyz and /metrics on a port of their own, and PORT opened only once the process serves; null = both on PORT. */
+  readonly opsPort: number | null;
   readonly host: string;
   /** Absolute base URL the service is reached at (issuer, links). */
   readonly publicBaseUrl: string | null;
@@ -17,6 +19,10 @@ export interface Config {
   /** Kafka bootstrap brokers; empty = in-process pass event bus. */
   readonly kafkaBrokers: readonly string[];
   readonly kafkaPassTopicPartitions: number;
+  /** KAFKA_TOPIC_PREFIX: put before every topic and consumer-group name, so deployments can share a Kafka cluster. */
+  readonly kafkaTopicPrefix: string;
+  /** MQTT_TOPIC_ROOT: the root of every door topic (default `guestpass/v1`), so deployments can share an MQTT broker. */
+  readonly mqttTopicRoot: string;
   /** MQTT broker for door controllers; null = embedded aedes broker. */
   readonly mqttUrl: string | null;
   /** Folder for embedded data (PostgreSQL cluster, generated keys, outbox). */
@@ -30,6 +36,8 @@ export interface Config {
   readonly trustProxy: boolean;
   /** Redis for the rate-limit counters every instance shares; null = PostgreSQL (DATABASE_URL). */
   readonly redisUrl: string | null;
+  /** OAUTH_CLIENT_RATE_LIMIT: requests per second one authenticated client may make of each protocol endpoint. */
+  readonly oauthClientRateLimit: number;
   /** Signs page cursors; every instance must share it. null = generated (embedded: kept in dataDir). */
   readonly pageCursorSecret: string | null;
   /** OAUTH_KEY_ENCRYPTION_KEY: seals the OAuth signing keys at rest; null = generated into the data folder. */
@@ -215,6 +223,22 @@ function httpTimeouts(env: Env): HttpTimeouts {
   return timeouts;
 }
 
+/** Kafka's legal name characters; the pass topic (21 characters) must still fit its 249. */
+function kafkaTopicPrefix(env: Env): string {
+  const value = env.KAFKA_TOPIC_PREFIX?.trim() ?? '';
+  if (!/^[A-Za-z0-9._-]{0,200}$/.test(value)) throw new ConfigError('KAFKA_TOPIC_PREFIX must be at most 200 letters, digits, ".", "_" or "-"');
+  return value;
+}
+
+/** MQTT topic levels separated by "/": no wildcards, empty levels or leading "$" (a broker's system topics). */
+function mqttTopicRoot(env: Env): string {
+  const value = env.MQTT_TOPIC_ROOT?.trim() || 'guestpass/v1';
+  if (!/^[^+#$/\u0000][^+#\u0000]{0,199}$/.test(value) || value.endsWith('/') || value.includes('//')) {
+    throw new ConfigError('MQTT_TOPIC_ROOT must be topic levels separated by "/" (for example acme/guestpass/v1), without "+", "#", empty levels or a leading "$"');
+  }
+  return value;
+}
+
 function metricsToken(env: Env): string | null {
   const value = env.METRICS_TOKEN?.trim();
   if (!value) return null;
@@ -227,12 +251,15 @@ export function loadConfig(env: Env = process.env): Config {
   const publicBaseUrl = optionalUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
+    opsPort: env.OPS_PORT?.trim() ? integer(env, 'OPS_PORT', 9090, 0, 65535) : null,
     host: env.HOST?.trim() || '127.0.0.1',
     publicBaseUrl: publicBaseUrl?.replace(/\/+$/, '') ?? null,
     databaseUrl: optionalUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     eventStoreUrl: optionalUrl(env, 'EVENTSTORE_URL', ['esdb:', 'esdb+discover:']),
     kafkaBrokers: brokers(env),
     kafkaPassTopicPartitions: integer(env, 'KAFKA_PASS_TOPIC_PARTITIONS', 6, 1, 1000),
+    kafkaTopicPrefix: kafkaTopicPrefix(env),
+    mqttTopicRoot: mqttTopicRoot(env),
     mqttUrl: optionalUrl(env, 'MQTT_URL', ['mqtt:', 'mqtts:', 'ws:', 'wss:', 'tcp:']),
     dataDir: path.resolve(env.GUESTPASS_DATA_DIR?.trim() || 'var'),
     logLevel: env.LOG_LEVEL?.trim() || 'info',
@@ -250,5 +277,6 @@ export function loadConfig(env: Env = process.env): Config {
     http: httpTimeouts(env),
     metricsToken: metricsToken(env),
     redisUrl: optionalUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    oauthClientRateLimit: integer(env, 'OAUTH_CLIENT_RATE_LIMIT', 10_000, 1, 1_000_000),
   };
 }

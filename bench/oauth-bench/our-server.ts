@@ -3,10 +3,9 @@
 // startStack() gives the real stack (fresh migrated database on DATABASE_URL's server or an
 // embedded one, PostgreSQL event store, projection runner, OAuth services). The bench drives
 // the OAuth protocol routes on a listener of their own, composed as createCommandApp composes
-// them (the service app's front middleware, then oauthProtocolRoutes) with one difference: the
-// token endpoint's per-IP limit is raised through the route option `tokenRateLimit`, since every
-// request of the bench comes from 127.0.0.1. (createCommandApp passes no such option, so the
-// stack's own gateway keeps the production limit of 600 per minute.)
+// them (the service app's front middleware, then oauthProtocolRoutes), at the shipped limits:
+// every request of the bench comes from 127.0.0.1, and correct ones cost that address nothing
+// (its budget counts failures), while each client's budget is OAUTH_CLIENT_RATE_LIMIT's default.
 //
 // Authorization codes are made as the authorize endpoint makes them, by issueAuthorizationCode
 // for a validated request and a signed-in session, one event append each.
@@ -25,14 +24,14 @@ import type { SignInSession } from '../../shared/oauth/authorize-interaction.js'
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
 import { issueAuthorizationCode } from '../../command-service/oauth/issue-code.js';
 import { oauthProtocolRoutes } from '../../command-service/oauth/oauth-routes.js';
+import { DEFAULT_CLIENT_REQUESTS_PER_SECOND, INTROSPECT_FAILURE_LIMIT, TOKEN_ENDPOINT_FAILURE_LIMIT } from '../../command-service/oauth/protocol-rate-limits.js';
+import { postgresRateLimitStore } from '../../shared/http/rate-limit-store.js';
 import type { CommandAppDeps } from '../../command-service/app.js';
 import { inParallel, newSid, newVerifier, type BenchClient, type ClientKind, type IssuedCode, type ServerInfo } from './protocol.js';
 import { serveRpc } from './rpc.js';
 
 const REDIRECT_URI = 'https://bench.example.test/callback';
 const SCOPES = ['openid', 'offline_access'] as const;
-/** A limit the bench cannot reach (the default is 600 per minute per source IP). */
-const UNREACHABLE_TOKEN_LIMIT = { points: 1_000_000_000, abuseThreshold: 1_000_000_000 };
 /** Codes are appended this many at a time (the stack's pool has 20 connections). */
 const CREATE_PARALLELISM = 16;
 
@@ -66,8 +65,10 @@ serveRpc({
     await stack.oauth.signingKeys.current(); // the first token must not pay for the key's generation
 
     const deps: CommandAppDeps = { ...stack.deps, logger: stack.logger, config: { trustProxy: false }, oauth: stack.oauth };
-    const app = createServiceApp({ logger: stack.logger, trustProxy: false });
-    app.use(oauthProtocolRoutes(deps, { trustProxy: false, tokenRateLimit: UNREACHABLE_TOKEN_LIMIT }).routes());
+    // Counted where the services count them: PostgreSQL (the stack's database), at the shipped limits.
+    const rateLimitStore = postgresRateLimitStore(stack.deps.db, { log: stack.logger });
+    const app = createServiceApp({ logger: stack.logger, trustProxy: false, rateLimitStore });
+    app.use(oauthProtocolRoutes({ ...deps, rateLimitStore }, { trustProxy: false }).routes());
     const listening = await listen(app);
     server = listening.server;
     return {
@@ -80,6 +81,10 @@ serveRpc({
       introspects: 'RS256 JWT access tokens (signature verified, then the token family read from its stream)',
       introspectionVerifies: true,
       pid: process.pid,
+      limits:
+        `the shipped limits, counted in PostgreSQL: per address ${TOKEN_ENDPOINT_FAILURE_LIMIT.points} failures/min at token, ` +
+        `${INTROSPECT_FAILURE_LIMIT.points} at introspect (correct requests give their point back); ` +
+        `per client ${DEFAULT_CLIENT_REQUESTS_PER_SECOND.toLocaleString('en')} requests/s per endpoint (OAUTH_CLIENT_RATE_LIMIT's default)`,
     };
   },
 

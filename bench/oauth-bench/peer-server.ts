@@ -7,9 +7,12 @@
 //     are RS256 JWTs, typ at+jwt, 900 s, as ours);
 //   * introspection for the confidential client (client_secret_basic);
 //   * openid + offline_access, one user, an id_token (RS256, 1 h) with every token response.
-// Storage: oidc-provider's own in-memory adapter (MemoryAdapter over its LRU store), with the
-// store's capacity raised from 1,000 entries to 10,000,000 so that the codes made before a phase
-// are not evicted before they are redeemed. Nothing is written to disk.
+// Storage, one of two:
+//   * in memory: oidc-provider's own adapter (MemoryAdapter over its LRU store), with the store's
+//     capacity raised from 1,000 entries to 10,000,000 so that the codes made before a phase are
+//     not evicted before they are redeemed. Nothing is written to disk.
+//   * durable (PEER_REDIS_URL set), as it runs in production: redis-adapter.ts over the Redis the
+//     bench starts for it with `appendfsync always` (every write on disk before it is answered).
 //
 // One difference cannot be configured away: oidc-provider refuses to introspect JWT access tokens
 // ("Structured JWT Tokens cannot be introspected", unsupported_token_type). So the access tokens
@@ -30,6 +33,12 @@ import LRU from 'oidc-provider/lib/helpers/lru.js';
 import { s256Challenge } from '../../shared/oauth/pkce.js';
 import { inParallel, newSid, newVerifier, type BenchClient, type ClientKind, type IssuedCode, type ServerInfo } from './protocol.js';
 import { serveRpc } from './rpc.js';
+import { Redis } from 'ioredis';
+import { redisAdapterFactory } from './redis-adapter.js';
+
+/** The durable peer's Redis (started by the bench with appendfsync always); unset: in memory. */
+const REDIS_URL = process.env.PEER_REDIS_URL?.trim() || null;
+let redis: Redis | null = null;
 
 const REDIRECT_URI = 'https://bench.example.test/callback';
 const SCOPE = 'openid offline_access';
@@ -60,6 +69,7 @@ serveRpc({
     const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     resource = `${issuer}/api`;
     const store = new LRU({ maxSize: STORE_CAPACITY });
+    if (REDIS_URL !== null) redis = new Redis(REDIS_URL);
     const clientMetadata = {
       redirect_uris: [REDIRECT_URI],
       grant_types: ['authorization_code', 'refresh_token'],
@@ -69,7 +79,7 @@ serveRpc({
     };
 
     provider = new Provider(issuer, {
-      adapter: (model: string) => new MemoryAdapter(model, store),
+      adapter: redis !== null ? redisAdapterFactory(redis) : (model: string) => new MemoryAdapter(model, store),
       jwks: await signingKeys(),
       clients: [
         { ...clientMetadata, client_id: clients.public.clientId, token_endpoint_auth_method: 'none' },
@@ -109,15 +119,16 @@ serveRpc({
     const callback = provider.callback();
     handler = callback;
     return {
-      name: 'oidc-provider',
+      name: redis !== null ? 'peer durable' : 'peer in memory',
       baseUrl: issuer,
       tokenPath: '/token',
       introspectPath: '/token/introspection',
       clients,
-      storage: 'in memory (its MemoryAdapter), nothing written to disk',
-      introspects: 'opaque access tokens (an in-memory lookup: it refuses to introspect JWT access tokens)',
+      storage: redis !== null ? 'Redis adapter (redis-adapter.ts), appendfsync always: every write fsync\'d before it is answered' : 'in memory (its MemoryAdapter), nothing written to disk',
+      introspects: `opaque access tokens (a lookup ${redis !== null ? 'in Redis' : 'in memory'}: it refuses to introspect JWT access tokens)`,
       introspectionVerifies: false,
       pid: process.pid,
+      limits: 'none (oidc-provider has no rate limits of its own)',
     };
   },
 
@@ -162,6 +173,7 @@ serveRpc({
   },
 
   async stop(): Promise<void> {
+    redis?.disconnect();
     if (server) {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server!.close(() => resolve()));

@@ -27,6 +27,8 @@ export interface ServerInfo {
   readonly introspectionVerifies: boolean;
   /** The server process id, to tell its CPU apart from the rest of the machine. */
   readonly pid: number;
+  /** The rate limits it ran at (ours: the shipped ones), printed with the results. */
+  readonly limits: string;
 }
 
 export interface IssuedCode {

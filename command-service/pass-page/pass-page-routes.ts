@@ -24,10 +24,13 @@ import { drawQrSvg, QrSvgCache } from './qr-svg.js';
 import { registerGuest } from './register-guest.js';
 import { seeOther, sendCalendar, sendPassPage } from './pass-page-response.js';
 import { countRateLimited } from '../../shared/metrics/http-metrics.js';
+import { OUTAGE_RETRY_AFTER_SECONDS, outageOf, recordOutage } from '../../shared/outage/part-unavailable.js';
 
 /**
  * 60 requests a minute per source address for the three routes together (a guest opens the page
- * a handful of times); sources that keep on while refused are locked out as the org API's are.
+ * a handful of times). Escalates on ignored 429s: the page has no authenticated caller (the link
+ * is the credential, 192 random bits, and a wrong one is just a 404), and a guest who reloads a
+ * 429 page does not send a further minute's worth of requests while refused; a scraper does.
  */
 export const PASS_PAGE_RATE_LIMIT: RateLimitPolicy = Object.freeze({ ...ORG_API_RATE_LIMIT, points: 60, windowSeconds: 60, abuseThreshold: 60 });
 
@@ -79,6 +82,12 @@ function passPageErrors(): HttpMiddleware {
       const status = (error as { status?: unknown; expose?: unknown }).expose === true ? Number((error as { status: number }).status) : 500;
       if (status >= 400 && status < 500) {
         return sendPassPage(ctx, passMessagePage({ title: 'Request not understood', message: (error as Error).message, link: back }), status);
+      }
+      const outage = outageOf(error);
+      if (outage !== null) {
+        recordOutage(outage, ctx.state.log);
+        ctx.set('Retry-After', String(OUTAGE_RETRY_AFTER_SECONDS));
+        return sendPassPage(ctx, passMessagePage({ title: 'Temporarily unavailable', message: 'The pass cannot be shown just now. Wait a few seconds, then try again.', link: back }), 503);
       }
       ctx.state.log.error({ err: error }, 'unhandled error');
       sendPassPage(ctx, passMessagePage({ title: 'Something went wrong', message: 'The pass could not be shown just now. Try again in a moment.' }), 500);

@@ -1,13 +1,16 @@
 // Use case: revoke a pass (DELETE /api/v1/passes/{id}, DELETE /api/v1/org/passes/{id}).
 // The pass list read model only locates the pass's stream; whether it may be revoked is decided
 // on the stream itself, so a revoke racing another revoke gets 409, never a second PassRevoked.
+// The same request sent again (the gateway passes a DELETE on to another instance when its
+// connection to the first broke, with the same X-Request-Id) is answered as the first was: its
+// PassRevoked carries the request id as its correlation id.
 import type { CommandDeps } from '../command-deps.js';
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
 import type { Position } from '../../shared/event-store/event-store.js';
 import { READ_MODELS, type PassListRow } from '../../shared/db/read-models.js';
 import { guestInvitesDecider } from '../../shared/domain/guest-invites-decider.js';
 import { isPassPublicId } from '../../shared/domain/pass-request.js';
-import { NotFoundError } from '../../shared/errors.js';
+import { ConflictError, NotFoundError } from '../../shared/errors.js';
 
 export interface RevokePassInput {
   readonly orgId: number;
@@ -37,12 +40,21 @@ export async function revokePass(
   if (!row || Number(row.org_id) !== orgId) throw notFound();
   if (createdBy !== undefined && Number(row.created_by) !== createdBy) throw notFound();
 
-  const result = await deps.handler.handle(
-    row.stream_name,
-    guestInvitesDecider,
-    { type: 'RevokePass', data: { publicId, orgId } },
-    ctx,
-  );
-  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.passList]);
-  return { publicId, revoked: true, position: result.position };
+  let position: Position;
+  try {
+    ({ position } = await deps.handler.handle(row.stream_name, guestInvitesDecider, { type: 'RevokePass', data: { publicId, orgId } }, ctx));
+  } catch (error) {
+    const earlier = error instanceof ConflictError ? await revocationOfThisRequest(deps, row.stream_name, publicId, ctx.correlationId) : null;
+    if (earlier === null) throw error;
+    position = earlier;
+  }
+  await deps.watermark.waitFor(position, deps.projectionWaitMs, [READ_MODELS.passList]);
+  return { publicId, revoked: true, position };
+}
+
+/** Where this request's own PassRevoked of the pass is, when it made one. */
+async function revocationOfThisRequest(deps: CommandDeps, streamName: string, publicId: string, correlationId: string): Promise<Position | null> {
+  const events = await deps.store.readStream(streamName);
+  const mine = events.find((e) => e.type === 'PassRevoked' && (e.data as { publicId?: unknown }).publicId === publicId && e.metadata.correlationId === correlationId);
+  return mine ? mine.position : null;
 }

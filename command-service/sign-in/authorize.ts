@@ -22,7 +22,8 @@ import {
 } from '../../shared/oauth/authorize-request.js';
 import { nextInteraction } from '../../shared/oauth/authorize-interaction.js';
 import { OAUTH_PATHS } from '../../shared/oauth/discovery.js';
-import { InvalidRequest, OAuthError, asOAuthError } from '../../shared/oauth/oauth-errors.js';
+import { InvalidRequest, OAuthError, TemporarilyUnavailable, asOAuthError } from '../../shared/oauth/oauth-errors.js';
+import { outageOf, recordOutage } from '../../shared/outage/part-unavailable.js';
 import { UnknownHintKeyError, verifyIdTokenHint } from '../../shared/oauth/tokens.js';
 import { InvalidTokenError } from '../../shared/errors.js';
 import { oauthStreams } from '../../shared/oauth/oauth-events.js';
@@ -94,9 +95,13 @@ export function authorizeRoute(router: Router<HttpState>, env: SignInEnv): void 
       kit.keepFlow(ctx, flowFor(query, flow, interaction.next));
       return redirectTo(ctx, interaction.next === 'login' ? SIGN_IN_PATHS.signIn : SIGN_IN_PATHS.consent);
     } catch (error) {
-      if (!(error instanceof OAuthError)) ctx.state.log.error({ err: error }, 'authorize failed after the request was validated');
+      // A part down (the database restarting) is RFC 6749's temporarily_unavailable, logged once per outage.
+      const outage = error instanceof OAuthError ? null : outageOf(error);
+      if (outage !== null) recordOutage(outage, ctx.state.log);
+      else if (!(error instanceof OAuthError)) ctx.state.log.error({ err: error }, 'authorize failed after the request was validated');
       if (ownFlow) kit.dropFlow(ctx);
-      return redirectTo(ctx, authorizeErrorLocation(request.redirectUri, asOAuthError(error), request.state, issuer));
+      const answer = outage !== null ? new TemporarilyUnavailable() : asOAuthError(error);
+      return redirectTo(ctx, authorizeErrorLocation(request.redirectUri, answer, request.state, issuer));
     }
   });
 }

@@ -16,6 +16,7 @@ export const ORG_SCOPE_DESCRIPTIONS: Readonly<Record<OrgScope, string>> = {
   'org:facilities:read': 'List facilities',
   'org:members:read': 'Read the member directory (names, job titles)',
   'org:members:contact:read': "Read members' email addresses and phone numbers",
+  'org:audit:read': "Export the organization's own events with proofs from the audit log",
 };
 
 const describeOrgScope = (scope: string) => ORG_SCOPE_DESCRIPTIONS[scope as OrgScope];

@@ -20,6 +20,7 @@ import type { JsonSchema } from '../../shared/http/schema-validation.js';
 import { listPassesQuerySchema } from '../org-passes/list-org-passes.js';
 import { listMembersQuerySchema } from '../members/list-members.js';
 import { getMemberQuerySchema } from '../members/get-member.js';
+import { orgAuditPageSchema, orgAuditQuerySchema } from '../audit/org-audit-events.js';
 import { userApiPaths, userApiSchemas, userApiSecuritySchemes } from './user-api-openapi.js';
 import {
   businessError,
@@ -37,7 +38,7 @@ import {
 
 export const OPENAPI_VERSION = '1.0.0';
 
-const rateLimitedOrg = rateLimited(`Rate limited (${ORG_API_RATE_LIMIT.points} requests per minute per source IP; escalating lockouts).`);
+const rateLimitedOrg = rateLimited(`Rate limited (${ORG_API_RATE_LIMIT.points} requests per minute per source IP; escalating lockouts for a source that keeps sending while refused).`);
 const unauthorized = response('Missing, malformed, unknown, expired, revoked or IP-restricted API key.', ref('BearerError'), challenge);
 const forbidden = (scope: string) => response(`The key lacks the scope \`${scope}\` (named in the challenge).`, ref('BearerError'), challenge);
 const memberForbidden = response(
@@ -154,6 +155,25 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           },
         },
       },
+      '/api/v1/org/audit/events': {
+        get: {
+          operationId: 'listOrganizationAuditEvents',
+          summary:
+            "The organization's own events from the audit log, oldest first, each with an RFC 9162 inclusion proof against the latest " +
+            'signed tree head, and the consistency proof from the head the previous page (or `since_head`) was proved against. ' +
+            'Sealed personal data stays sealed; a password hash is withheld (its leaf hash and proof remain). Verify offline with ' +
+            '`guestpass audit verify --organization` and the keys at `/.well-known/audit-keys.json`. Scope `org:audit:read`.',
+          security,
+          parameters: queryParameters(orgAuditQuerySchema),
+          responses: {
+            200: response('A page of audit events; `next_cursor` continues from the last one, also once more are signed.', ref('OrgAuditPage'), noStore),
+            400: businessError('Bad `limit`, `cursor` (altered or from another organization), unknown `since_head` or unknown parameter.'),
+            401: unauthorized,
+            403: forbidden('org:audit:read'),
+            429: rateLimitedOrg,
+          },
+        },
+      },
       '/api/v1/openapi.json': {
         get: {
           operationId: 'getOpenApiDocument',
@@ -181,6 +201,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         Member: memberSchema,
         MemberPage: pageSchema(ref('Member')),
         MemberResponse: successEnvelopeSchema('member', ref('Member')),
+        OrgAuditPage: orgAuditPageSchema,
         BearerError: bearerErrorSchema,
         BusinessError: businessErrorSchema,
         QuotaError: quotaErrorSchema,

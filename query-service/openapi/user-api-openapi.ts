@@ -27,7 +27,7 @@ const forbidden = (scope: string, role: boolean) =>
     ref('BearerError'),
     challenge,
   );
-const rateLimitedUser = rateLimited(`Rate limited (${USER_API_RATE_LIMIT.points} requests per minute per user; escalating lockouts).`);
+const rateLimitedUser = rateLimited(`Rate limited (${USER_API_RATE_LIMIT.points} requests per minute per user; back-pressure: retry after Retry-After, no lockout).`);
 
 /** Each operation names the scope it needs (OpenAPI 3.1 allows scopes for an http bearer scheme). */
 const security = (scope: string) => [{ accessToken: [scope] }];

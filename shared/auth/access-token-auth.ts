@@ -26,11 +26,18 @@ import type { OAuthScope } from '../oauth/scopes.js';
 import { COMPACT_JWS, accessTokenAudience, verifyAccessToken, type AccessTokenClaims } from '../oauth/tokens.js';
 import type { UserPrincipal } from './principal.js';
 
-/** The spec's user-delegated limit: 120 requests per minute per user, with the same escalating lockouts. */
+/**
+ * The spec's user-delegated limit: 120 requests per minute per user. Back-pressure only, no
+ * escalating lockout: it is counted after the access token verified, so every caller it refuses
+ * is authenticated (a user's own app, not a guesser), and locking a user out of their apps for a
+ * day because one of them retried too eagerly would make the limit the outage. Invalid tokens
+ * are refused before it and cost the user they name nothing.
+ */
 export const USER_API_RATE_LIMIT: RateLimitPolicy = Object.freeze({
   ...ORG_API_RATE_LIMIT,
   points: 120,
   abuseThreshold: 120,
+  escalation: 'never',
 });
 
 /** The organization role every /api/v1/* endpoint of this module requires (spec). */
@@ -122,8 +129,9 @@ export function accessTokenAuth(options: AccessTokenAuthOptions): (scope: OAuthS
         const { claims, userId } = await verified(ctx);
         if (await options.revocations.isRevoked(claims.family_id)) throw new AccessTokenRejected('family_revoked', claims.family_id);
 
-        // The bucket is the user's; a lockout is the (user, client) pair's, so an app that keeps
-        // hammering locks only itself out, and the user's other apps are served after the minute.
+        // The bucket is the user's. USER_API_RATE_LIMIT never locks out; a policy that does (a
+        // deployment's or a test's) aims its lockout at the (user, client) pair, so an app that
+        // keeps hammering locks only itself out and the user's other apps are served after the minute.
         await limiter.admit(ctx, `user:${userId}`, {
           lockKey: `user:${userId}:client:${claims.client_id}`,
           onLockout: (notice) =>

@@ -18,6 +18,14 @@ export function createKnex(connectionString: string, pool: { min?: number; max?:
     compileSqlOnError: false,
     connection: { connectionString, options: NO_JIT },
     pool: { min: pool.min ?? 0, max: pool.max ?? 10 },
+    // knex writes every failed connect (with its stack) and every broken pooled connection to the
+    // console: a line per request while the database is down. The error reaches its caller
+    // anyway, and the service logs an outage once (shared/outage/); knex's other warnings show.
+    log: {
+      warn(message: string) {
+        if (!/^(Acquire connection error|Connection Error): /.test(message)) console.warn(message);
+      },
+    },
   });
 }
 

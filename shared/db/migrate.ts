@@ -19,6 +19,7 @@ const migrations: Array<() => Promise<Migration>> = [
   () => import('./migrations/013_rate_limit_counters.js').then((m) => m.migration),
   () => import('./migrations/014_pass_delivery_jobs_retention.js').then((m) => m.migration),
   () => import('./migrations/015_invitation_mail_claims.js').then((m) => m.migration),
+  () => import('./migrations/016_audit_tree.js').then((m) => m.migration),
 ];
 
 class ListedMigrations implements Knex.MigrationSource<Migration> {

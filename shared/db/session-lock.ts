@@ -12,6 +12,8 @@ export const SESSION_LOCKS = {
   doorGateway: 7_302_517_446_002,
   /** One active pass event forwarder among the projections processes (projections/main.ts). */
   passEventForwarder: 7_302_517_446_003,
+  /** One active audit notary among the projections processes (projections/audit-notary-role.ts). */
+  auditNotary: 7_302_517_446_004,
 } as const;
 
 /**

@@ -9,6 +9,8 @@ import { doorEventCatalogue } from './door-events.js';
 import { deliveryEventCatalogue } from './delivery-events.js';
 import { memberEventCatalogue } from './member-events.js';
 import { invitationMailEventCatalogue } from './invitation-mail-events.js';
+import { auditEventCatalogue } from './audit-events.js';
+import { rateLimitEventCatalogue } from './rate-limit-events.js';
 import { OAUTH_EVENT_SCHEMAS, type OAuthEventType } from '../oauth/oauth-events.js';
 import { Ajv2020, type AnySchemaObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -186,6 +188,8 @@ const coreCatalogue: { readonly [T in CoreEventType]: EventTypeSchemas<T> } = {
   ...deliveryEventCatalogue,
   ...memberEventCatalogue,
   ...invitationMailEventCatalogue,
+  ...auditEventCatalogue,
+  ...rateLimitEventCatalogue,
 };
 
 /** Every event type with its current data schema, older schemas and upcasters. */

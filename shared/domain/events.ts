@@ -15,13 +15,15 @@ export type OrgScope =
   | 'org:passes:write'
   | 'org:facilities:read'
   | 'org:members:read'
-  | 'org:members:contact:read';
+  | 'org:members:contact:read'
+  | 'org:audit:read';
 export const ORG_SCOPES: readonly OrgScope[] = [
   'org:passes:read',
   'org:passes:write',
   'org:facilities:read',
   'org:members:read',
   'org:members:contact:read',
+  'org:audit:read',
 ];
 
 export const DEFAULT_INVITE_ALLOWANCE = 50;
@@ -187,6 +189,10 @@ import type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChange
 export type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChanged, MemberReactivated };
 import type { InvitationMailEvent } from './invitation-mail-events.js';
 import type { OAuthEvent } from '../oauth/oauth-events.js';
+import type { AuditTreeHeadSigned } from './audit-events.js';
+export type { AuditTreeHeadSigned };
+import type { RateLimitLockoutCleared } from './rate-limit-events.js';
+export type { RateLimitLockoutCleared };
 export type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut, PassDeliveryFailed, PassDeliverySucceeded, OAuthEvent };
 
 export type DomainEvent =
@@ -219,7 +225,9 @@ export type DomainEvent =
   | MemberDeactivated
   | MemberReactivated
   | MemberErased
+  | AuditTreeHeadSigned
   | InvitationMailEvent
+  | RateLimitLockoutCleared
   | OAuthEvent;
 
 export type DomainEventType = DomainEvent['type'];

@@ -49,6 +49,11 @@ export class ValidatingEventStore implements EventStore {
     private readonly schemas: EventSchemas,
   ) {}
 
+  /** The adapter underneath (storedEvents() below). */
+  get stored(): EventStore {
+    return this.inner;
+  }
+
   async appendToStream(streamName: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     // All events are checked before any is written: one append is one atomic fact.
     for (const event of events) {
@@ -134,4 +139,12 @@ export class ValidatingEventStore implements EventStore {
       throw new InvalidEventError(operation, event.id, event.type, schemaVersion ?? NaN, streamName, error);
     }
   }
+}
+
+/**
+ * The events exactly as stored, neither validated nor upcast: what the audit tree hashes (a
+ * later upcaster must not change an old leaf, and a tampered row must be read to be reported).
+ */
+export function storedEvents(store: EventStore): EventStore {
+  return store instanceof ValidatingEventStore ? store.stored : store;
 }

@@ -7,6 +7,8 @@
 //   402 quota                            {code: 'CAPACITY_EXCEEDED', message, dimension, limit, current, requested}
 //   429 rate limit                       {error: 'temporarily_unavailable', retry_after} + Retry-After, RateLimit*, X-RateLimit-Reset
 //   every other 4xx (business error)     {success: false, error: <text>, code: <code>[, details]}
+//   a part down (shared/outage/)         503 {success: false, error: 'temporarily_unavailable', code, retry_after} + Retry-After,
+//                                        or the outage page to a browser; logged once per outage, not per request
 //   anything unexpected                  500 {success: false, error: 'internal error'} and one log line
 //
 // Of the spec's two allowed business-error forms we use `{success: false, error}` everywhere
@@ -15,7 +17,9 @@ import { rateLimitHeaders } from './rate-limit-headers.js';
 import { DomainError, InsufficientScopeError, InvalidTokenError, QuotaExceededError, RateLimitedError, ValidationError } from '../errors.js';
 import type { HttpContext, HttpMiddleware } from './http-state.js';
 import { countRateLimited } from '../metrics/http-metrics.js';
-import { InvalidClient, OAuthError, toOAuthErrorBody } from '../oauth/oauth-errors.js';
+import { InvalidClient, OAuthError, TemporarilyUnavailable, toOAuthErrorBody } from '../oauth/oauth-errors.js';
+import { OUTAGE_RETRY_AFTER_SECONDS, outageOf, recordOutage } from '../outage/part-unavailable.js';
+import { sendOutagePage, wantsPage } from './outage-page.js';
 
 export const BEARER_REALM = 'guestpass';
 
@@ -48,6 +52,7 @@ function renderDomainError(ctx: HttpContext, error: DomainError): void {
   if (error instanceof OAuthError) {
     // Protocol errors carry credentials' fate: never cached (RFC 6749 §5.1/§5.2).
     ctx.set('Cache-Control', 'no-store');
+    if (error instanceof TemporarilyUnavailable) ctx.set('Retry-After', String(error.retryAfterSeconds));
     if (error instanceof InvalidClient && error.challenge !== null) ctx.set('WWW-Authenticate', error.challenge);
     ctx.body = toOAuthErrorBody(error);
   } else if (error instanceof InvalidTokenError) {
@@ -78,6 +83,16 @@ function renderDomainError(ctx: HttpContext, error: DomainError): void {
   }
 }
 
+/** A part is down: the client may try again in a few seconds, and nothing was changed. */
+function renderOutage(ctx: HttpContext): void {
+  const retryAfter = OUTAGE_RETRY_AFTER_SECONDS;
+  if (wantsPage(ctx)) return sendOutagePage(ctx, retryAfter);
+  ctx.status = 503;
+  ctx.set('Retry-After', String(retryAfter));
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = { success: false, error: 'temporarily_unavailable', code: 'temporarily_unavailable', retry_after: retryAfter };
+}
+
 export function errorMiddleware(): HttpMiddleware {
   return async function renderErrors(ctx, next) {
     try {
@@ -87,7 +102,11 @@ export function errorMiddleware(): HttpMiddleware {
         ctx.state.log.error({ err: error }, 'error after the response was sent');
         return;
       }
-      if (error instanceof DomainError) {
+      const outage = error instanceof OAuthError ? null : outageOf(error);
+      if (outage !== null) {
+        recordOutage(outage, ctx.state.log);
+        renderOutage(ctx);
+      } else if (error instanceof DomainError) {
         renderDomainError(ctx, error);
       } else if (isExposedHttpError(error)) {
         ctx.status = error.status;

@@ -3,19 +3,29 @@
 // The design, kept simple on purpose:
 //  * Every request of the bucket consumes one point of a fixed window (organization API:
 //    300 per 60 s per source IP). Over the limit the answer is 429 with Retry-After set to the
-//    time left in the window.
-//  * A request refused with 429 is a "rejection". A caller that keeps sending while refused,
-//    `abuseThreshold` rejections within `abuseWindowSeconds` (default: 300 in 10 minutes, i.e. a
-//    whole further window's worth of ignored 429s), is locked out for the next lockout length,
-//    15 minutes the first time, then 1 hour, then 24 hours for every further lockout. Hammering
-//    during a lockout counts as rejections too, so it escalates. Only the one rejection that
-//    crosses the threshold locks out: a burst of a hundred escalates one level, not a hundred.
+//    time left in the window. A bucket that counts only failures (the OAuth protocol endpoints'
+//    per-address budgets) gives the point of a request that succeeded back (giveBack).
+//  * Escalation is for abuse only, and each policy says what abuse is (`escalation`):
+//    - 'ignored-429s': a request refused with 429 is a "rejection". A caller that keeps sending
+//      while refused, `abuseThreshold` rejections within `abuseWindowSeconds` (default: 300 in
+//      10 minutes, i.e. a whole further window's worth of ignored Retry-Afters), is locked out
+//      for the next lockout length, 15 minutes the first time, then 1 hour, then 24 hours for
+//      every further lockout. For buckets counted before the caller is authenticated.
+//    - 'exhaustion': the bucket counts failures (wrong secrets, invalid grants), so spending it
+//      all is itself the abuse: the first refusal locks out at the next level, and ignored 429s
+//      during the lockout escalate as above.
+//    - 'never': back-pressure for an authenticated caller, which is not guessing anything: a 429
+//      with Retry-After inside the window and nothing more, however often it comes back.
+//    Hammering during a lockout counts as rejections too, so it escalates. Only the one rejection
+//    that crosses the threshold locks out: a burst of a hundred escalates one level, not a hundred.
 //  * The lockout may be aimed narrower than the bucket (`lockKey`): the user API's bucket is the
 //    user's, its lockouts are the (user, client) pair's, so one app hammering does not lock the
 //    user out of their other apps beyond the minute.
 //  * Lockout levels are remembered for `lockoutMemorySeconds` (7 days) after the first lockout.
+//  * Counters are named `{name}:req|rej|lock|block:{key}`; every lockout has a `block` one, so an
+//    operator can list and lift lockouts (rate-limit-admin.ts, `npx guestpass limits`).
 //  * Where the counts live is the store's business (rate-limit-store.ts): in this process for the
-//    embedded default, in PostgreSQL for every instance of the production services.
+//    tests, in PostgreSQL (or Redis) for `npm start` and every instance of the production services.
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimitedError } from '../errors.js';
 import { clientIp, rateLimitSource } from './client-ip.js';
@@ -27,6 +37,8 @@ export interface RateLimitPolicy {
   /** Requests allowed per window and source. */
   readonly points: number;
   readonly windowSeconds: number;
+  /** What earns an escalating lockout (see the header). */
+  readonly escalation: 'ignored-429s' | 'exhaustion' | 'never';
   /** Rejected requests within abuseWindowSeconds that trigger a lockout. */
   readonly abuseThreshold: number;
   readonly abuseWindowSeconds: number;
@@ -35,10 +47,17 @@ export interface RateLimitPolicy {
   readonly lockoutMemorySeconds: number;
 }
 
-/** The spec's organization API limit: 300 requests per minute per source IP. */
+/**
+ * The spec's organization API limit: 300 requests per minute per source IP, with the spec's
+ * escalating lockouts for a source that ignores the 429s. It is counted before the API key is
+ * checked (a wrong key costs the same point, so guessing keys is bounded by it too), hence per
+ * address and escalating: a source that sends a further minute's worth of requests while refused
+ * is not an integration respecting Retry-After.
+ */
 export const ORG_API_RATE_LIMIT: RateLimitPolicy = Object.freeze({
   points: 300,
   windowSeconds: 60,
+  escalation: 'ignored-429s',
   abuseThreshold: 300,
   abuseWindowSeconds: 600,
   lockoutSeconds: Object.freeze([15 * 60, 60 * 60, 24 * 60 * 60]),
@@ -95,34 +114,57 @@ export class RateLimiter {
         return { res: null, refused: error };
       },
     );
-    const blocked = lockKey === key ? null : await this.blocks.get(lockKey);
+    // (A policy that never escalates never writes a block.)
+    const blocked = lockKey === key || this.policy.escalation === 'never' ? null : await this.blocks.get(lockKey);
     const { res, refused } = await consumed;
     if (blocked !== null && blocked.msBeforeNext > 0) {
       // A locked-out pair does not spend the bucket its key shares with the others.
       if (res !== null) await this.requests.reward(key);
       return this.refuse(lockKey, blocked.msBeforeNext, this.blocks, options);
     }
-    if (refused !== null) return this.refuse(lockKey, refused.msBeforeNext, lockKey === key ? this.requests : this.blocks, options);
+    if (refused !== null) {
+      // The one request that finds a 'exhaustion' budget spent (its count one past the budget; a
+      // lockout resets the count to that, so the requests refused after it are further on) locks out.
+      const exhausted = this.policy.escalation === 'exhaustion' && refused.consumedPoints === this.policy.points + 1;
+      return this.refuse(lockKey, refused.msBeforeNext, lockKey === key ? this.requests : this.blocks, options, exhausted);
+    }
     return { remaining: res!.remainingPoints, resetSeconds: Math.ceil(res!.msBeforeNext / 1000) };
   }
 
   /** Counts the rejection, locks out the caller that crossed the abuse threshold, and throws the 429. */
-  private async refuse(lockKey: string, msBeforeNext: number, lockIn: RateLimiterAbstract, options: TakeOptions): Promise<never> {
+  private async refuse(lockKey: string, msBeforeNext: number, lockIn: RateLimiterAbstract, options: TakeOptions, exhausted = false): Promise<never> {
+    const refusal = (seconds: number) => new RateLimitedError(seconds, this.policy.points, this.policy.windowSeconds, this.name);
+    // Back-pressure: the caller is told when the window turns, nothing is remembered.
+    if (this.policy.escalation === 'never') throw refusal(Math.ceil(msBeforeNext / 1000));
+    if (exhausted) throw refusal(await this.lockOut(lockKey, lockIn, options));
     let retryAfterSeconds = Math.ceil(msBeforeNext / 1000);
     try {
       await this.rejections.consume(lockKey);
     } catch (abuse) {
       if (!(abuse instanceof RateLimiterRes)) throw abuse;
-      if (abuse.consumedPoints === this.policy.abuseThreshold + 1) {
-        const level = (await this.lockouts.penalty(lockKey, 1)).consumedPoints;
-        const seconds = this.policy.lockoutSeconds[Math.min(level, this.policy.lockoutSeconds.length) - 1] ?? 24 * 60 * 60;
-        await lockIn.block(lockKey, seconds);
-        await this.rejections.delete(lockKey);
-        retryAfterSeconds = seconds;
-        options.onLockout?.({ key: lockKey, level, seconds });
-      }
+      if (abuse.consumedPoints === this.policy.abuseThreshold + 1) retryAfterSeconds = await this.lockOut(lockKey, lockIn, options);
     }
-    throw new RateLimitedError(retryAfterSeconds, this.policy.points, this.policy.windowSeconds, this.name);
+    throw refusal(retryAfterSeconds);
+  }
+
+  /** Raises `lockKey`'s lockout level and blocks it for that level's length (in seconds, returned). */
+  private async lockOut(lockKey: string, lockIn: RateLimiterAbstract, options: TakeOptions): Promise<number> {
+    const level = (await this.lockouts.penalty(lockKey, 1)).consumedPoints;
+    const seconds = this.policy.lockoutSeconds[Math.min(level, this.policy.lockoutSeconds.length) - 1] ?? 24 * 60 * 60;
+    await lockIn.block(lockKey, seconds);
+    // A lockout in the bucket's own counter is also written as a block: what `limits list` reads.
+    if (lockIn !== this.blocks) await this.blocks.block(lockKey, seconds);
+    await this.rejections.delete(lockKey);
+    options.onLockout?.({ key: lockKey, level, seconds });
+    return seconds;
+  }
+
+  /**
+   * Gives back the point a request took (a budget that counts failures only, after a request
+   * that did not fail). Not awaited by callers: the answer need not wait for the store.
+   */
+  async giveBack(key: string): Promise<void> {
+    await this.requests.reward(key, 1);
   }
 
   /** Takes a point for `key` within a request; its answer carries the RateLimit headers. */

@@ -16,7 +16,9 @@ export function requestLogger(logger: Logger): HttpMiddleware {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const principal = ctx.state.principal;
       const status = ctx.status;
-      log[status >= 500 ? 'error' : 'info'](
+      // A 503 is a part down or a process starting or stopping: logged once as an error where it
+      // began (shared/outage/), each request only as a warning.
+      log[status === 503 ? 'warn' : status >= 500 ? 'error' : 'info'](
         {
           method: ctx.method,
           path: ctx.path,

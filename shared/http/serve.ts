@@ -8,6 +8,8 @@ import type { Logger } from '../logger.js';
 import { onShutdownSignal } from '../shutdown-signal.js';
 import type { ReadinessCheck } from './readiness.js';
 import { openServiceServer, type ServiceServer } from './service-server.js';
+import { partEndpoints } from '../outage/part-outage.js';
+import { knowPartEndpoints } from '../outage/part-unavailable.js';
 
 export interface StartedService {
   /** The app's request handler; null for a process whose port has only the operators' endpoints. */
@@ -29,11 +31,17 @@ export interface ServiceControl {
 }
 
 export async function runService(
-  options: { readonly config: Pick<Config, 'host' | 'port' | 'http' | 'metricsToken'>; readonly logger: Logger; readonly name: string },
+  options: {
+ readonly config: Pick<Config, 'host' | 'port' | 'opsPort' | 'http' | 'metricsToken' | 'databaseUrl' | 'eventStoreUrl' | 'kafkaBrokers' | 'mqttUrl' | 'redisUrl'>;
+    readonly logger: Logger;
+    readonly name: string;
+  },
   start: (server: ServiceServer, control: ServiceControl) => Promise<StartedService>,
 ): Promise<void> {
   const { config, logger, name } = options;
-  const server = await openServiceServer({ host: config.host, port: config.port, timeouts: config.http, metricsToken: config.metricsToken, logger, name });
+  // A bare socket error (ECONNREFUSED to a port) then names its part in the 503's log line.
+  knowPartEndpoints(partEndpoints(config));
+  const server = await openServiceServer({ host: config.host, port: config.port, opsPort: config.opsPort, timeouts: config.http, metricsToken: config.metricsToken, logger, name });
   let stopping: Promise<void> | null = null;
   const aborter = new AbortController();
   let started: Promise<StartedService>;
@@ -65,7 +73,7 @@ export async function runService(
   started.catch(() => undefined);
   try {
     const service = await started;
-    server.serve(service.app, service.checks);
+    await server.serve(service.app, service.checks);
     if (server.lifecycle() === 'serving') logger.info({ host: config.host, port: server.port }, `${name} listening`);
   } catch (error) {
     await server.close();

@@ -3,9 +3,14 @@
 //
 // * It listens at once, before the process has opened its connections: /healthz answers 200,
 //   /readyz and every other request 503 with Retry-After (and Connection: close) until serve().
-// * On close() it stops listening (new connections are refused), answers 503 to requests that
-//   arrive on connections already open, lets the requests under way finish (for DRAIN_MS at most),
-//   and resolves once every connection has ended.
+// * With an operators' port of its own (OPS_PORT), /healthz, /readyz and /metrics answer there
+//   from the first moment, and the API port opens only once the process serves: a gateway's
+//   connection to an instance that is starting is refused, and passed on to another instance
+//   whatever its method (a 503 to a POST that reached an instance is not).
+// * On close() it stops listening (new connections are refused), answers requests that arrive on
+//   connections already open (with `Connection: close`; 503 if it never served), lets the
+//   requests under way finish (for DRAIN_MS at most), and resolves once every connection has
+//   ended; the operators' port closes last.
 // * Its timeouts fit a service behind a proxy: idle kept-alive connections outlive the gateway's
 //   (HTTP_KEEP_ALIVE_TIMEOUT_MS, 65 s > nginx's 60 s), and a client that sends its headers or its
 //   request too slowly is cut off (HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS).
@@ -14,11 +19,14 @@ import type { HttpTimeouts } from '../config.js';
 import type { Logger } from '../logger.js';
 import { opsRoutes, RETRY_AFTER_SECONDS, type Lifecycle } from './ops-routes.js';
 import { Readiness, type ReadinessCheck } from './readiness.js';
+import { observeReadiness } from '../metrics/readiness-metrics.js';
 
 export interface ServiceServerOptions {
   readonly host: string;
   /** 0 picks a free port (see ServiceServer.port). */
   readonly port: number;
+  /** OPS_PORT: the operators' endpoints on a port of their own, and the API port opened only once serving; null = one port for both, open at once. */
+  readonly opsPort?: number | null;
   readonly timeouts: HttpTimeouts;
   readonly metricsToken: string | null;
   readonly logger: Logger;
@@ -28,14 +36,17 @@ export interface ServiceServerOptions {
 
 export interface ServiceServer {
   readonly server: http.Server;
-  /** The port it listens on. */
+  /** The port the API listens on (or will, with an operators' port: the one asked for). */
   readonly port: number;
+  /** The operators' port, when it has one of its own. */
+  readonly opsPort: number | null;
   lifecycle(): Lifecycle;
   /**
    * From now on requests reach `app` (null: a process with no API of its own; anything but the
-   * operators' endpoints is a 404) and /readyz checks `checks`.
+   * operators' endpoints is a 404) and /readyz checks `checks`. With an operators' port, opens
+   * the API port (resolves once it listens; a process without an app opens none).
    */
-  serve(app: http.RequestListener | null, checks: readonly ReadinessCheck[]): void;
+  serve(app: http.RequestListener | null, checks: readonly ReadinessCheck[]): Promise<void>;
   /** Stops as described above; safe to call more than once and before serve(). */
   close(): Promise<void>;
 }
@@ -67,6 +78,7 @@ export async function openServiceServer(options: ServiceServerOptions): Promise<
   let app: http.RequestListener | null = null;
   const readiness = new Readiness(logger);
   const ops = opsRoutes({ readiness, lifecycle: () => lifecycle, metricsToken: options.metricsToken });
+  const stopObserving = observeReadiness(readiness, () => lifecycle);
   /** Answers of the app still being written: told to close their connection when stopping begins. */
   const underWay = new Set<http.ServerResponse>();
 
@@ -81,8 +93,13 @@ export async function openServiceServer(options: ServiceServerOptions): Promise<
     },
     (req, res) => {
       if (ops(req, res)) return;
-      if (lifecycle !== 'serving') return unavailable(req, res, lifecycle);
+      if (lifecycle === 'starting' || (lifecycle === 'stopping' && !app)) return unavailable(req, res, lifecycle);
       if (!app) return notFound(req, res);
+      // Stopping: a request on a connection already open is still served (the app's connections
+      // stay open until the server has drained), and the connection closes after it. A 503 here
+      // would reach the client of a POST: the gateway does not send a POST that reached an
+      // instance to another one.
+      if (lifecycle === 'stopping') res.setHeader('Connection', 'close');
       underWay.add(res);
       res.once('close', () => underWay.delete(res));
       app(req, res);
@@ -91,27 +108,45 @@ export async function openServiceServer(options: ServiceServerOptions): Promise<
   // Behind a proxy the idle gateway connection is closed by the gateway first; nothing else here.
   server.keepAliveTimeout = timeouts.keepAliveTimeoutMs;
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
+  const listen = (target: http.Server, port: number) =>
+    new Promise<number>((resolve, reject) => {
+      target.once('error', reject);
+      target.listen(port, options.host, () => {
+        target.off('error', reject);
+        const address = target.address();
+        resolve(typeof address === 'object' && address ? address.port : port);
+      });
     });
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
-  logger.info({ host: options.host, port }, `${options.name}: port open, answering 503 until started`);
+  const opsServer =
+    options.opsPort === null || options.opsPort === undefined
+      ? null
+      : http.createServer({ keepAliveTimeout: timeouts.keepAliveTimeoutMs, headersTimeout: timeouts.headersTimeoutMs, requestTimeout: timeouts.requestTimeoutMs }, (req, res) => {
+          if (!ops(req, res)) notFound(req, res);
+        });
+  let port = options.port;
+  let opsPort: number | null = null;
+  if (opsServer) {
+    opsPort = await listen(opsServer, options.opsPort!);
+    logger.info({ host: options.host, port: opsPort }, `${options.name}: operators' port open; the API port opens once started`);
+  } else {
+    port = await listen(server, options.port);
+    logger.info({ host: options.host, port }, `${options.name}: port open, answering 503 until started`);
+  }
 
   let closing: Promise<void> | null = null;
   return {
     server,
-    port,
+    get port() {
+      return port;
+    },
+    opsPort,
     lifecycle: () => lifecycle,
-    serve(listener, checks) {
+    async serve(listener, checks) {
       if (lifecycle !== 'starting') return;
       app = listener;
       readiness.use(checks);
-      lifecycle = 'serving';
+      if (opsServer && listener) port = await listen(server, options.port);
+      if (lifecycle === 'starting') lifecycle = 'serving';
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
@@ -121,10 +156,20 @@ export async function openServiceServer(options: ServiceServerOptions): Promise<
         // kept-alive connections; a connection accepted but not yet read is not idle, so its
         // request is still answered (503). Only a connection the kernel queued in the very moment
         // of closing, not yet accepted, is reset: the stop's first step is this one.
+        stopObserving();
+        const closeOps = () => {
+          if (!opsServer) return resolve();
+          opsServer.close(() => resolve());
+          opsServer.closeAllConnections();
+        };
+        if (!server.listening) {
+          closeOps();
+          return;
+        }
         server.close(() => {
           clearInterval(sweep);
           clearTimeout(drain);
-          resolve();
+          closeOps();
         });
         // Connections that fall idle after their last answer, and, once DRAIN_MS is over, all.
         const sweep = setInterval(() => server.closeIdleConnections(), 100);

@@ -173,11 +173,17 @@ export class ServerError extends OAuthError {
   }
 }
 
-/** 503: overloaded or in maintenance (rate limiting itself is RateLimitedError, rendered as 429). */
+/**
+ * 503: a part the server stands on is down, or it is in maintenance (rate limiting itself is
+ * RateLimitedError, rendered as 429); answered with Retry-After.
+ */
 export class TemporarilyUnavailable extends OAuthError {
   readonly status = 503;
   readonly code = 'temporarily_unavailable';
-  constructor(description = 'The authorization server is temporarily unavailable.') {
+  constructor(
+    description = 'The authorization server is temporarily unavailable.',
+    readonly retryAfterSeconds = 5,
+  ) {
     super(description);
   }
 }

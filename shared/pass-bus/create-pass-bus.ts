@@ -6,7 +6,7 @@ import { KafkaPassBus } from './kafka-pass-bus.js';
 import type { PassBus } from './pass-bus.js';
 
 export function createPassBus(
-  config: Pick<Config, 'kafkaBrokers' | 'kafkaPassTopicPartitions'>,
+  config: Pick<Config, 'kafkaBrokers' | 'kafkaPassTopicPartitions'> & Partial<Pick<Config, 'kafkaTopicPrefix'>>,
   logger?: Logger,
   clientId = 'guestpass',
 ): PassBus {
@@ -15,6 +15,7 @@ export function createPassBus(
     brokers: config.kafkaBrokers,
     passTopicPartitions: config.kafkaPassTopicPartitions,
     clientId,
+    topicPrefix: config.kafkaTopicPrefix ?? '',
     ...(logger ? { logger } : {}),
   });
 }

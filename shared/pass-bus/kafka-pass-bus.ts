@@ -4,12 +4,14 @@
 //   Java-compatible partitioner, so a pass id always lands on the same partition whichever client wrote it.
 // * Consumers: manual commits. A batch's offsets are committed only after the handler resolved;
 //   a failing handler is retried in place with back-off (heartbeating, so the member keeps its
-//   partitions) until it succeeds or the partition is taken away, never skipped.
+//   partitions) until it succeeds or the partition is taken away, never skipped. A consumer that
+//   kafkajs gives up on is replaced (kafka-member.ts).
 // * Topics are created at start with the configured partition count (auto-creation is off on the
 //   CI broker so that a misspelt topic fails loudly).
 import net from 'node:net';
 import tls from 'node:tls';
-import kafkajs, { type Admin, type Consumer, type EachBatchPayload, type ISocketFactory, type KafkaMessage, type LogEntry, type Producer } from 'kafkajs';
+import kafkajs, { type Admin, type ISocketFactory, type LogEntry, type Producer } from 'kafkajs';
+import { KafkaMember } from './kafka-member.js';
 import type { Logger } from '../logger.js';
 import {
   BusClosedError,
@@ -19,7 +21,6 @@ import {
   type BusConsumer,
   type BusMessage,
   type ConsumeOptions,
-  type DeliveredMessage,
   type PassBus,
 } from './pass-bus.js';
 
@@ -55,6 +56,11 @@ export interface KafkaPassBusOptions {
    */
   readonly sessionTimeoutMs?: number;
   /**
+   * Put before every topic and consumer-group name on the broker (KAFKA_TOPIC_PREFIX), so that
+   * deployments can share one cluster. Handlers and callers still see the plain names.
+   */
+  readonly topicPrefix?: string;
+  /**
    * Appended to every topic name on the broker (`guestpass.pass-events` + suffix), so that
    * several environments or test runs can share one cluster. Handlers still see the plain names.
    */
@@ -87,7 +93,12 @@ export class KafkaPassBus implements PassBus {
 
   /** The topic's name on the broker. */
   physical(topic: string): string {
-    return topic + (this.options.topicSuffix ?? '');
+    return (this.options.topicPrefix ?? '') + topic + (this.options.topicSuffix ?? '');
+  }
+
+  /** The consumer group's name on the broker. */
+  physicalGroup(groupId: string): string {
+    return (this.options.topicPrefix ?? '') + groupId;
   }
 
   async ensureTopics(): Promise<void> {
@@ -166,22 +177,27 @@ export class KafkaPassBus implements PassBus {
 
   async consume(options: ConsumeOptions): Promise<BusConsumer> {
     if (this.closed) throw new BusClosedError();
-    const consumer = this.kafka.consumer({
-      groupId: options.groupId,
-      sessionTimeout: this.options.sessionTimeoutMs ?? 10_000,
-      rebalanceTimeout: 30_000,
-      heartbeatInterval: 1000,
-      maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 500,
-      allowAutoTopicCreation: false,
-      retry: { initialRetryTime: 250, maxRetryTime: 5000, retries: 10, restartOnFailure: async () => !this.closed },
-    });
-    const member = new KafkaMember(consumer, options, this.physical(options.topic), this.options.logger, () => this.consumers.delete(member));
+    const member = new KafkaMember(
+      ({ groupId }) =>
+        this.kafka.consumer({
+          groupId: this.physicalGroup(groupId),
+          sessionTimeout: this.options.sessionTimeoutMs ?? 10_000,
+          rebalanceTimeout: 30_000,
+          heartbeatInterval: 1000,
+          maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 500,
+          allowAutoTopicCreation: false,
+          retry: { initialRetryTime: 250, maxRetryTime: 5000, retries: 10, restartOnFailure: async () => !this.closed },
+        }),
+      options,
+      this.physical(options.topic),
+      this.options.logger,
+      () => this.consumers.delete(member),
+    );
     this.consumers.add(member);
     try {
       await member.start();
     } catch (error) {
       this.consumers.delete(member);
-      await consumer.disconnect().catch(() => undefined);
       throw error;
     }
     return member;
@@ -254,105 +270,6 @@ export class KafkaPassBus implements PassBus {
       }
     }
   }
-}
-
-class KafkaMember implements BusConsumer {
-  private stopping = false;
-  private stopped: Promise<void> | null = null;
-
-  constructor(
-    private readonly consumer: Consumer,
-    private readonly options: ConsumeOptions,
-    private readonly physicalTopic: string,
-    private readonly logger: Logger | undefined,
-    private readonly onStopped: () => void,
-  ) {}
-
-  async start(): Promise<void> {
-    const { CRASH } = this.consumer.events;
-    this.consumer.on(CRASH, (event) => {
-      const error = event.payload.error;
-      this.logger?.warn({ err: error, groupId: this.options.groupId, restart: event.payload.restart }, 'kafka consumer crashed');
-      this.options.onError?.(error);
-    });
-    await this.consumer.connect();
-    await this.consumer.subscribe({ topic: this.physicalTopic, fromBeginning: true });
-    await this.consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.options.concurrency ?? 1,
-      eachBatch: (payload) => this.eachBatch(payload),
-    });
-  }
-
-  stop(): Promise<void> {
-    this.stopping = true;
-    this.stopped ??= this.consumer
-      .disconnect()
-      .catch((error) => this.logger?.warn({ err: error }, 'kafka consumer disconnect failed'))
-      .finally(this.onStopped);
-    return this.stopped;
-  }
-
-  private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
-    const max = this.options.maxBatchSize ?? 500;
-    const active = () => !this.stopping && isRunning() && !isStale();
-    const control = { heartbeat, isActive: active };
-    for (let i = 0; i < batch.messages.length && active(); i += max) {
-      const chunk = batch.messages.slice(i, i + max).map((m) => toDelivered(this.options.topic, batch.partition, m));
-      if (!(await this.handleWithRetry(chunk, control))) return; // partition gone: the next owner redelivers
-      const last = chunk.at(-1)!.offset;
-      resolveOffset(last);
-      await this.consumer.commitOffsets([
-        { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() },
-      ]);
-      await heartbeat();
-    }
-  }
-
-  /** True once the handler succeeded; false when the member lost the partition or is stopping. */
-  private async handleWithRetry(chunk: DeliveredMessage[], control: { heartbeat(): Promise<void>; isActive(): boolean }) {
-    for (let failures = 0; ; failures++) {
-      if (failures > 0) {
-        const delay = Math.min(5000, 100 * 2 ** (failures - 1));
-        const until = Date.now() + delay;
-        while (Date.now() < until && control.isActive()) {
-          await sleep(Math.min(250, until - Date.now()));
-          await control.heartbeat().catch(() => undefined);
-        }
-      }
-      if (!control.isActive()) return false;
-      try {
-        await this.options.onMessages(chunk, control);
-        return true;
-      } catch (error) {
-        this.options.onError?.(error);
-        this.logger?.warn(
-          { err: error, topic: chunk[0]!.topic, partition: chunk[0]!.partition, offset: chunk[0]!.offset, failures: failures + 1 },
-          'pass bus handler failed; retrying the batch',
-        );
-      }
-    }
-  }
-}
-
-function toDelivered(topic: string, partition: number, m: KafkaMessage): DeliveredMessage {
-  return {
-    topic,
-    partition,
-    offset: m.offset,
-    timestamp: Number(m.timestamp),
-    key: m.key?.toString('utf8') ?? '',
-    id: header(m, HEADERS.id),
-    type: header(m, HEADERS.type),
-    value: m.value?.toString('utf8') ?? '',
-  };
-}
-
-function header(m: KafkaMessage, name: string): string {
-  const value = m.headers?.[name];
-  const first = Array.isArray(value) ? value[0] : value;
-  return first === undefined ? '' : first.toString();
 }
 
 function sleep(ms: number): Promise<void> {

@@ -40,6 +40,8 @@ const breakages: { readonly [T in DomainEventType]: (data: Record<string, unknow
   MemberDeactivated: (d) => void (d.orgId = 0),
   MemberReactivated: (d) => void delete d.memberId,
   MemberErased: (d) => void (d.includeName = 'yes'),
+  AuditTreeHeadSigned: (d) => void (d.rootHash = 'not a hash'),
+  RateLimitLockoutCleared: (d) => void (d.keySha256 = '203.0.113.7'),
   PassCheckedOut: (d) => void (d.checkedOutAt = 'later'),
   PassDeliverySucceeded: (d) => void (d.channel = 'fax'),
   PassDeliveryFailed: (d) => void (d.errorClass = 'SMTP 550 user unknown: ada@example.com'),

@@ -149,6 +149,11 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
   MemberDeactivated: { type: 'MemberDeactivated', data: { memberId: 'emp_0123456789abcdef0123456789abcdef', orgId: 1 } },
   MemberReactivated: { type: 'MemberReactivated', data: { memberId: 'emp_0123456789abcdef0123456789abcdef', orgId: 1 } },
   MemberErased: { type: 'MemberErased', data: { memberId: 'emp_0123456789abcdef0123456789abcdef', orgId: 1, includeName: false } },
+  AuditTreeHeadSigned: {
+    type: 'AuditTreeHeadSigned',
+    data: { head: 1, treeSize: 12, rootHash: 'ab'.repeat(32), timestamp: 1767225600000, kid: 'k1', signature: 'eyJhbGciOiJFZERTQSJ9.eyJ0cmVlX3NpemUiOjEyfQ.c2ln' },
+  },
+  RateLimitLockoutCleared: { type: 'RateLimitLockoutCleared', data: { policy: 'oauth-introspect', keySha256: 'ab'.repeat(32), level: 1, clearedBy: 'ops' } },
   PassRegistered: {
     type: 'PassRegistered',
     data: {

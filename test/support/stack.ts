@@ -6,7 +6,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { migratedDatabase } from './database.js';
-import { type Knex } from '../../shared/db/knex.js';
+import { createKnex, type Knex } from '../../shared/db/knex.js';
+import { migrateToLatest } from '../../shared/db/migrate.js';
 import { createEventStore } from '../../shared/event-store/create-event-store.js';
 import { CommandHandler, type CommandContext } from '../../shared/event-store/command-handler.js';
 import type { EventStore } from '../../shared/event-store/event-store.js';
@@ -47,8 +48,10 @@ export interface ServeOptions {
   readonly rateLimit?: Partial<RateLimitPolicy>;
   /** Overrides of the user-delegated API's per-user limit (default: one the tests never reach). */
   readonly userRateLimit?: Partial<RateLimitPolicy>;
-  /** Overrides of the token endpoint's per-IP limit (default: one the tests never reach). */
-  readonly tokenRateLimit?: Partial<RateLimitPolicy>;
+  /** Overrides of the protocol endpoints' per-address failure budgets (default: the shipped ones). */
+  readonly failureLimit?: Partial<RateLimitPolicy>;
+  /** OAUTH_CLIENT_RATE_LIMIT (default: the shipped one). */
+  readonly oauthClientRateLimit?: number;
   /** The issuer (default: this gateway's own address); another gateway of the same deployment shares it. */
   readonly issuer?: string;
   readonly trustProxy?: boolean;
@@ -65,6 +68,8 @@ export interface ServeOptions {
 
 export interface StackOptions extends ServeOptions {
   readonly label?: string;
+  /** An empty database of the test's own server (migrated here) instead of a fresh one on the run's server. */
+  readonly databaseUrl?: string;
   /** Default: LOG_LEVEL, else silent. */
   readonly logLevel?: string;
   /** A logger of the test's own (to capture lines); overrides logLevel. */
@@ -179,8 +184,19 @@ export function requester(baseUrl: string) {
   };
 }
 
+async function migrated(url: string): Promise<{ url: string; knex: Knex }> {
+  const knex = createKnex(url, { max: 20 });
+  await migrateToLatest(knex).catch(async (error: unknown) => {
+    await knex.destroy();
+    throw error;
+  });
+  return { url, knex };
+}
+
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const { url: databaseUrl, knex: db } = await migratedDatabase(options.label ?? 'stack', { max: 20 });
+  const { url: databaseUrl, knex: db } = options.databaseUrl
+    ? await migrated(options.databaseUrl)
+    : await migratedDatabase(options.label ?? 'stack', { max: 20 });
   const logger = options.logger ?? createLogger(options.logLevel ?? process.env.LOG_LEVEL ?? 'silent', 'stack');
   const store = createEventStore({ databaseUrl, eventStoreUrl: null, schemas: eventSchemas });
   const subjectKeys = new PostgresSubjectKeyStore(db, testDataKeyRing());
@@ -211,7 +227,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const servers = new Set<http.Server>();
   const oauthServices = new Set<OAuthServices>();
   async function serve(serveOptions: ServeOptions = {}): Promise<Server> {
-    const config = { trustProxy: serveOptions.trustProxy ?? false, pageCursorSecret: serveOptions.pageCursorSecret ?? randomBytes(32).toString('hex') };
+    const config = {
+      trustProxy: serveOptions.trustProxy ?? false,
+      pageCursorSecret: serveOptions.pageCursorSecret ?? randomBytes(32).toString('hex'),
+      oauthClientRateLimit: serveOptions.oauthClientRateLimit,
+    };
     // One store and one limiter for both apps: the organization API is one bucket, as in the embedded runner.
     const rateLimitStore = serveOptions.rateLimitStore ?? memoryRateLimitStore();
     const orgApiRateLimiter = new RateLimiter('org-api', { ...ORG_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.rateLimit }, rateLimitStore);
@@ -221,8 +241,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const oauth = createOAuthServices(db, databaseUrl, { issuer: serveOptions.issuer ?? baseUrl, kek: STACK_KEK, federation });
     oauthServices.add(oauth);
     const userApiRateLimiter = new RateLimiter('user-api', { ...USER_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.userRateLimit }, rateLimitStore);
-    const oauthTokenRateLimit = { ...UNREACHABLE_LIMIT, ...serveOptions.tokenRateLimit };
-    const commandApp = createCommandApp({ ...deps, logger, config, rateLimitStore, orgApiRateLimiter, userApiRateLimiter, oauthTokenRateLimit, oauth });
+    const commandApp = createCommandApp({ ...deps, logger, config, rateLimitStore, orgApiRateLimiter, userApiRateLimiter, oauthFailureLimit: serveOptions.failureLimit, oauth });
     const queryApp = createQueryApp({ db, logger, config, rateLimitStore, orgApiRateLimiter, userApiRateLimiter, oauth, readModelChanges: watermark, subjectKeys, contactHasher });
     server.on('request', mountGateway(commandApp, queryApp));
     servers.add(server);

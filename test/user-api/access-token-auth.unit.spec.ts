@@ -56,7 +56,7 @@ describe('accessTokenAuth (unit)', () => {
         clientOrgId: async () => (calls.push('client'), world.clientOrg === undefined ? 7 : world.clientOrg),
         user: async () => (calls.push('user'), world.user === undefined ? { orgId: 7, roles: ['self_invite'] } : world.user),
       },
-      rateLimiter: world.limiter ?? new RateLimiter('test', { points: 100, windowSeconds: 60, abuseThreshold: 100, abuseWindowSeconds: 60, lockoutSeconds: [60], lockoutMemorySeconds: 60 }),
+      rateLimiter: world.limiter ?? new RateLimiter('test', { points: 100, windowSeconds: 60, abuseThreshold: 100, abuseWindowSeconds: 60, lockoutSeconds: [60], lockoutMemorySeconds: 60, escalation: 'never' }),
     });
     const state: Record<string, unknown> = { log: silent };
     const ctx = {
@@ -84,7 +84,7 @@ describe('accessTokenAuth (unit)', () => {
   });
 
   it('refuses a revoked family with 401 before looking at the user or charging the rate limit', async () => {
-    const limiter = new RateLimiter('t', { points: 1, windowSeconds: 60, abuseThreshold: 10, abuseWindowSeconds: 60, lockoutSeconds: [60], lockoutMemorySeconds: 60 });
+    const limiter = new RateLimiter('t', { points: 1, windowSeconds: 60, abuseThreshold: 10, abuseWindowSeconds: 60, lockoutSeconds: [60], lockoutMemorySeconds: 60, escalation: 'never' });
     const { error, calls } = await run({ revoked: true, user: null, limiter }, `Bearer ${await token(['passes:read'])}`, 'passes:read');
     expect(error).to.be.instanceOf(InvalidTokenError);
     expect(calls).to.deep.equal(['revocation']);

@@ -49,7 +49,11 @@ function isProtocolError(error: unknown): boolean {
 // Strict cookie would not be sent with it.
 const FLOW_COOKIE: CookieSpec = { name: 'gp_federated', sameSite: 'Lax', maxAgeSeconds: FEDERATED_FLOW_TTL_SECONDS };
 
-/** Per source IP: each start and callback makes us call the upstream provider. */
+/**
+ * Per source IP: each start and callback makes us call the upstream provider. Escalates on ignored
+ * 429s: nobody is signed in yet, and a browser following redirects does not keep sending 120 a
+ * minute while refused.
+ */
 const FEDERATED_RATE_LIMIT = { ...ORG_API_RATE_LIMIT, points: 120, windowSeconds: 60, abuseThreshold: 120 };
 
 /** What may be logged of an openid-client error: never a response body or a token. */

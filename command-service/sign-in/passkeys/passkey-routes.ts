@@ -39,7 +39,9 @@ import { signInPage } from '../pages/sign-in-page.js';
 
 /**
  * Per source IP, like the sign-in forms (a whole office may share an address): bounds the pending
- * ceremonies one source can store, and the signature checks it can ask for.
+ * ceremonies one source can store, and the signature checks it can ask for. Escalates on ignored
+ * 429s: the ceremony runs before anyone is signed in, and a person at a browser does not send a
+ * further 300 requests in the minutes after being refused.
  */
 const PASSKEY_RATE_LIMIT = { ...ORG_API_RATE_LIMIT, points: 300, windowSeconds: 60, abuseThreshold: 300 };
 

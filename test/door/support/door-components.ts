@@ -26,15 +26,16 @@ export async function requireMosquitto(context: Mocha.Context): Promise<void> {
 export const testLogger = createLogger(process.env.LOG_LEVEL ?? 'silent', 'door-test');
 
 /** A Kafka bus on topics of its own (suffix), so test runs never see each other's messages. */
-export function kafkaTestBus(partitions = 3, suffix = `.test-${randomBytes(4).toString('hex')}`): KafkaPassBus {
+export function kafkaTestBus(partitions = 3, suffix = `.test-${randomBytes(4).toString('hex')}`, brokers: readonly string[] = KAFKA_BROKERS, topicPrefix = ''): KafkaPassBus {
   return new KafkaPassBus({
-    brokers: KAFKA_BROKERS,
+    brokers,
     passTopicPartitions: partitions,
     clientId: 'guestpass-test',
     logger: testLogger,
     maxWaitTimeMs: 100,
     // The broker's minimum: a killed member's partitions move on quickly.
     sessionTimeoutMs: 6000,
+    topicPrefix,
     topicSuffix: suffix,
   });
 }

@@ -17,7 +17,7 @@ import { DoorAccessReactor } from '../../../door-gateway/door-access-reactor.js'
 import { startEmbeddedBroker, type EmbeddedBroker } from '../../../door-gateway/embedded-broker.js';
 import { ControllerSimulator } from '../../../door-gateway/controller-simulator.js';
 import { connectLink, endLink, publish } from '../../../door-gateway/mqtt-link.js';
-import { topics, type AccessDirection } from '../../../door-gateway/contract.js';
+import { doorTopics, type AccessDirection, type DoorTopics } from '../../../door-gateway/contract.js';
 import { kafkaTestBus, MOSQUITTO_URL, testLogger } from './door-components.js';
 import { newEvent, passCreated, passRevoked, type TestPass } from '../fixtures.js';
 
@@ -39,6 +39,14 @@ export interface HarnessOptions {
   /** Reuse a database (an HTTP stack's); default: a fresh one. */
   readonly database?: { readonly url: string; readonly knex: Knex; readonly store: EventStore };
   readonly mqttUrl?: string;
+  /** KAFKA_TOPIC_PREFIX of this deployment (its topics also get a run-unique suffix). */
+  readonly kafkaTopicPrefix?: string;
+  /** MQTT_TOPIC_ROOT of this deployment (default `guestpass/v1`). */
+  readonly mqttTopicRoot?: string;
+  /** The gateway's consumer group (default: a run-unique one). */
+  readonly gatewayGroup?: string;
+  /** Kafka brokers of the real bus (default KAFKA_BROKERS: the CI broker). */
+  readonly kafkaBrokers?: readonly string[];
   readonly expirySweepMs?: number;
 }
 
@@ -49,7 +57,7 @@ export class DoorHarness {
   readonly controllers: ControllerSimulator[] = [];
   readonly facilities = new Set<number>();
   readonly gatewayClientId = `gw-test-${randomBytes(4).toString('hex')}`;
-  readonly gatewayGroup = `guestpass-door-gateway-${randomBytes(4).toString('hex')}`;
+  readonly gatewayGroup: string;
   private readonly ownsDatabase: boolean;
 
   private constructor(
@@ -65,6 +73,7 @@ export class DoorHarness {
     readonly topicSuffix: string,
   ) {
     this.ownsDatabase = ownsDatabase;
+    this.gatewayGroup = options.gatewayGroup ?? `guestpass-door-gateway-${randomBytes(4).toString('hex')}`;
   }
 
   static async start(options: HarnessOptions): Promise<DoorHarness> {
@@ -80,7 +89,7 @@ export class DoorHarness {
     const broker = options.kind === 'embedded' && !options.mqttUrl ? await startEmbeddedBroker() : null;
     const mqttUrl = options.mqttUrl ?? broker?.url ?? MOSQUITTO_URL;
     const suffix = `.test-${randomBytes(4).toString('hex')}`;
-    const bus = options.kind === 'real' ? kafkaTestBus(3, suffix) : new InProcessPassBus({ retryDelayMs: 20 });
+    const bus = options.kind === 'real' ? kafkaTestBus(3, suffix, options.kafkaBrokers, options.kafkaTopicPrefix) : new InProcessPassBus({ retryDelayMs: 20 });
     const harness = new DoorHarness(options, url, knex, store, bus, mqttUrl, broker, !options.database, suffix);
     await bus.ensureTopics();
     if (options.gateway ?? true) await harness.startGateway();
@@ -97,6 +106,7 @@ export class DoorHarness {
       logger: testLogger,
       clientId: this.gatewayClientId,
       groupId: this.gatewayGroup,
+      ...(this.options.mqttTopicRoot ? { topicRoot: this.options.mqttTopicRoot } : {}),
       expirySweepMs: this.options.expirySweepMs ?? 200,
       connectTimeoutMs: 10_000,
     });
@@ -129,6 +139,7 @@ export class DoorHarness {
       facilityId,
       controllerId: options.controllerId ?? `c-${randomBytes(4).toString('hex')}`,
       clean: options.clean ?? false,
+      ...(this.options.mqttTopicRoot ? { topicRoot: this.options.mqttTopicRoot } : {}),
       ...(options.direction ? { direction: options.direction } : {}),
       statusDebounceMs: 100,
       // Periodic reports let the gateway notice messages a broker dropped (queue limits) and resync.
@@ -159,7 +170,7 @@ export class DoorHarness {
     await this.bus.close();
     if (this.bus instanceof KafkaPassBus) await this.bus.deleteTopics().catch(() => undefined);
     if (this.broker) await this.broker.close();
-    else await clearRetained(this.mqttUrl, this.facilities, this.controllers).catch(() => undefined);
+    else await clearRetained(this.mqttUrl, this.facilities, this.controllers, doorTopics(this.options.mqttTopicRoot)).catch(() => undefined);
     if (this.ownsDatabase) {
       await this.store.close();
       await this.knex.destroy();
@@ -168,14 +179,14 @@ export class DoorHarness {
 }
 
 /** Leaves the shared Mosquitto as we found it: no retained credentials or statuses of this test. */
-async function clearRetained(url: string, facilities: ReadonlySet<number>, controllers: readonly ControllerSimulator[]): Promise<void> {
+async function clearRetained(url: string, facilities: ReadonlySet<number>, controllers: readonly ControllerSimulator[], topics: DoorTopics): Promise<void> {
   const client = connectLink({ url, clientId: `cleanup-${randomUUID().slice(0, 8)}`, clean: true });
   const found = new Set<string>();
   client.on('message', (topic, payload, packet) => {
     if (packet.retain && payload.length > 0) found.add(topic);
   });
   await new Promise<void>((resolve) => client.once('connect', () => resolve()));
-  const wanted = [...facilities].flatMap((f) => [topics.credentialsOf(f), `guestpass/v1/facilities/${f}/controllers/+/status`]);
+  const wanted = [...facilities].flatMap((f) => [topics.credentialsOf(f), `${topics.root}/facilities/${f}/controllers/+/status`]);
   if (wanted.length > 0) {
     await new Promise<void>((resolve) => client.subscribe(wanted, { qos: 1 }, () => resolve()));
     await new Promise((resolve) => setTimeout(resolve, 300));

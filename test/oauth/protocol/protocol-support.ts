@@ -84,11 +84,11 @@ export interface ProtocolServer {
  */
 export async function serveProtocolRoutes(
   stack: Stack,
-  options: { trustProxy: boolean; tokenRateLimit?: Partial<RateLimitPolicy>; oauth?: Partial<OAuthServices> },
+  options: { trustProxy: boolean; failureLimit?: Partial<RateLimitPolicy>; clientRequestsPerSecond?: number; oauth?: Partial<OAuthServices> },
 ): Promise<ProtocolServer> {
   const koa = createServiceApp({ logger: stack.logger, trustProxy: options.trustProxy });
   const deps = { ...stack.deps, logger: stack.logger, config: { trustProxy: options.trustProxy }, oauth: { ...stack.oauth, ...options.oauth } };
-  koa.use(oauthProtocolRoutes(deps, { trustProxy: options.trustProxy, tokenRateLimit: options.tokenRateLimit }).routes());
+  koa.use(oauthProtocolRoutes(deps, { trustProxy: options.trustProxy, failureLimit: options.failureLimit, clientRequestsPerSecond: options.clientRequestsPerSecond }).routes());
   const server = http.createServer(koa.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

@@ -115,7 +115,7 @@ describe('token endpoint (POST /api/oauth/token)', function () {
 
     before(async () => {
       // The same routes with a tiny limit, behind a trusted proxy so each test picks its own source IP.
-      server = await serveProtocolRoutes(stack, { trustProxy: true, tokenRateLimit: { points: 3 } });
+      server = await serveProtocolRoutes(stack, { trustProxy: true, failureLimit: { points: 3 } });
     });
     after(async () => {
       await server?.close();

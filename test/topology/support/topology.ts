@@ -28,7 +28,7 @@ let build: Promise<void> | null = null;
 
 /** `npm run build` once per test process: dist/ is then the code of this checkout. */
 export function buildOnce(): Promise<void> {
-  build ??= run('npm', ['run', 'build'], { cwd: ROOT, timeout: 180_000, maxBuffer: 16 * 1024 * 1024 }).then(
+  build ??= run('npm', ['run', 'build'], { cwd: ROOT, timeout: 600_000, maxBuffer: 16 * 1024 * 1024 }).then(
     () => undefined,
     (error: { stdout?: string; stderr?: string; message: string }) => {
       throw new Error(`npm run build failed:\n${(error.stdout ?? '').slice(-4000)}${(error.stderr ?? '').slice(-2000) || error.message}`);
@@ -88,6 +88,8 @@ export interface TopologyOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Start-up deadline of each process (default 60 s: a busy machine takes long to load the modules). */
   readonly startTimeoutMs?: number;
+  /** Each process gets OPS_PORT: /healthz, /readyz and /metrics there, its API port open only once ready. */
+  readonly opsPorts?: boolean;
 }
 
 export class ServiceInstance {
@@ -97,7 +99,14 @@ export class ServiceInstance {
     /** Its HTTP port: the API of the command and query services; /healthz, /readyz and /metrics of every process. */
     readonly port: number,
     private readonly timeoutMs: number,
+    /** Its operators' port (OPS_PORT), when it has one. */
+    readonly opsPort: number | null = null,
   ) {}
+
+  /** Where its /healthz, /readyz and /metrics answer. */
+  get opsUrl(): string {
+    return `http://127.0.0.1:${this.opsPort ?? this.port}`;
+  }
 
   get name(): string {
     return this.process.name;
@@ -123,7 +132,7 @@ export class ServiceInstance {
         return status === 200 || `/readyz ${status}`;
       },
       options.timeoutMs ?? this.timeoutMs,
-      () => `${this.name} to be ready on ${this.url} (its last lines:\n${this.process.tail(15)}\n)`,
+      () => `${this.name} to be ready on ${this.opsUrl} (its last lines:\n${this.process.tail(15)}\n)`,
       100,
     );
   }
@@ -131,7 +140,7 @@ export class ServiceInstance {
   /** Its /readyz status, or the connection error. */
   async readyz(): Promise<number | string> {
     try {
-      const res = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(2000) });
+      const res = await fetch(`${this.opsUrl}/readyz`, { signal: AbortSignal.timeout(2000) });
       await res.arrayBuffer();
       return res.status;
     } catch (error) {
@@ -149,8 +158,9 @@ export class ServiceInstance {
     return this.process.kill();
   }
 
-  stop(): Promise<void> {
-    return this.process.stop();
+  /** SIGTERM (SIGKILL after `graceMs`), as a deploy stops it. */
+  stop(graceMs?: number): Promise<void> {
+    return this.process.stop(graceMs);
   }
 }
 
@@ -203,16 +213,17 @@ export class Topology {
     const instance = async (kind: ServiceKind, n: number): Promise<ServiceInstance> => {
       const name = `${kind}-${n}`;
       const port = await freePort();
+      const opsPort = options.opsPorts ? await freePort() : null;
       const dataDir = path.join(options.dir, name);
       await mkdir(dataDir, { recursive: true });
       const proc = new ServiceProcess({
         name,
         command: process.execPath,
         args: [path.join(ROOT, 'dist', kind, 'main.js')],
-        env: { ...env, GUESTPASS_DATA_DIR: dataDir, PORT: String(port) },
+        env: { ...env, GUESTPASS_DATA_DIR: dataDir, PORT: String(port), ...(opsPort !== null ? { OPS_PORT: String(opsPort) } : {}) },
         logFile: path.join(options.logDir, `${name}.log`),
       });
-      return new ServiceInstance(kind, proc, port, timeoutMs);
+      return new ServiceInstance(kind, proc, port, timeoutMs, opsPort);
     };
     const count = options.instances;
     const command = await Promise.all(range(count).map((n) => instance('command-service', n)));
