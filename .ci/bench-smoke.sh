@@ -29,6 +29,7 @@ bench bench/cpu-profile-summary.ts "$(ls "$profiles"/*.cpuprofile | head -n 1)" 
 bench bench/pass-page.ts --seconds 1 --warmup 0.5 --concurrency 2
 bench bench/list-passes.ts --passes 12000 --requests 5
 bench bench/member-directory.ts --members 2000 --requests 5
+bench bench/console.ts --smoke
 bench bench/member-import.ts --rows 500
 bench bench/projection-rebuild.ts --events 2000
 bench bench/token-revocation-lag.ts --runs 10

@@ -65,14 +65,33 @@ code { font-family: ui-monospace, monospace; font-size: 0.95em; overflow-wrap: a
 .tag--suspended { background: #8a4b00; }
 .tag--inactive { background: #4a4a4a; }
 .scope-list { margin: 0; padding-left: 1.1rem; }
+.facts dd { overflow-wrap: anywhere; }
+.stats { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; list-style: none; padding: 0; margin: 0 0 1rem; }
+.stats li { background: #fff; border-left: 5px solid #1d4f91; padding: 0.25rem 0.75rem; }
+.stats strong { font-size: 1.3rem; margin-right: 0.3rem; }
+.inline-form { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: flex-end; margin: 0 0 1rem; }
+.inline-form .field { margin: 0; }
+.print-only { display: none; }
 @media (max-width: 40rem) {
   h1 { font-size: 1.4rem; }
   .facts { grid-template-columns: 1fr; }
 }
+/* An evacuation list on paper: the list alone, black on white, every row kept whole. */
+@media print {
+  .skip-link, .masthead, nav, .no-print, .button, form { display: none !important; }
+  .print-only { display: block; }
+  body, main, table { background: #fff; color: #000; }
+  main { max-width: none; padding: 0; }
+  .table-wrap { overflow: visible; }
+  tr { break-inside: avoid; }
+  th, td { border-bottom: 1px solid #000; }
+}
 `;
 
 // Progressive enhancement only: the error summary takes focus on load; a Copy button appears
-// beside a secret. Every page works without this.
+// beside a secret; a region marked data-live-every="N" is fetched again every N seconds and
+// replaced in place (the front desk, an import's progress), which a Refresh button does without
+// a script. Every page works without this.
 export const CONSOLE_SCRIPT = `'use strict';
 document.addEventListener('DOMContentLoaded', function () {
   var summary = document.querySelector('.error-summary');
@@ -84,6 +103,27 @@ document.addEventListener('DOMContentLoaded', function () {
     button.addEventListener('click', function () {
       navigator.clipboard.writeText(field.value).then(function () { button.textContent = 'Copied'; });
     });
+  });
+  document.querySelectorAll('[data-live-every]').forEach(function (region) {
+    var seconds = Number(region.getAttribute('data-live-every'));
+    if (!region.id || !(seconds >= 2)) return;
+    var refresh = function () {
+      fetch(window.location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+        .then(function (response) { return response.ok ? response.text() : null; })
+        .then(function (text) {
+          if (text === null) return;
+          var fresh = new DOMParser().parseFromString(text, 'text/html').getElementById(region.id);
+          if (fresh) {
+            region.innerHTML = fresh.innerHTML;
+            seconds = Number(fresh.getAttribute('data-live-every')) || 0;
+          } else {
+            seconds = 0;
+          }
+        })
+        .catch(function () { return undefined; })
+        .then(function () { if (seconds >= 2) window.setTimeout(refresh, seconds * 1000); });
+    };
+    window.setTimeout(refresh, seconds * 1000);
   });
 });
 `;

@@ -67,10 +67,12 @@ export function capitalise(text: string): string {
   return text.length === 0 ? text : text[0]!.toUpperCase() + text.slice(1);
 }
 
-function readForm(env: ConsoleEnv): HttpMiddleware {
+function readForm(env: ConsoleEnv, ownBody: boolean): HttpMiddleware {
   const limit = env.forms.middleware({ trustProxy: env.trustProxy });
   return async function consoleForm(ctx, next) {
     if (ctx.method !== 'POST') return next();
+    // A file upload reads its own (multipart) body and checks the CSRF token in it (checkUploadCsrf).
+    if (ownBody) return limit(ctx, next);
     await limit(ctx, async () => {
       const fields = await readFormFields(ctx);
       ctx.request.body = fields;
@@ -123,14 +125,24 @@ function roleCheck(env: ConsoleEnv, role: Role | null): HttpMiddleware {
   };
 }
 
-/** The middleware before a console route's handler: `role` null means any signed-in user. */
-export function guard(env: ConsoleEnv, role: Role | null): HttpMiddleware[] {
-  return [renderErrors(env), readForm(env), signedIn(env), roleCheck(env, role)];
+/**
+ * The middleware before a console route's handler: `role` null means any signed-in user.
+ * `ownBody`: the handler reads the POST body itself (a file upload) and must call checkUploadCsrf.
+ */
+export function guard(env: ConsoleEnv, role: Role | null, options: { readonly ownBody?: boolean } = {}): HttpMiddleware[] {
+  return [renderErrors(env), readForm(env, options.ownBody === true), signedIn(env), roleCheck(env, role)];
+}
+
+/** The CSRF check of a form the handler read itself (guard's `ownBody`): `fields` holds its `csrf`. */
+export function checkUploadCsrf(env: ConsoleEnv, ctx: HttpContext, fields: FormFields): void {
+  ctx.request.body = fields;
+  forms.set(ctx, fields);
+  env.kit.checkCsrf(ctx);
 }
 
 /** The middleware of a console page that needs no sign-in (an invitation's emailed link): errors, and CSRF on POST. */
 export function publicGuard(env: ConsoleEnv): HttpMiddleware[] {
-  return [renderErrors(env), readForm(env)];
+  return [renderErrors(env), readForm(env, false)];
 }
 
 /**

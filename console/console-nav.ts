@@ -15,6 +15,10 @@ export const CONSOLE_NAV: readonly NavItem[] = [
   { href: CONSOLE_PATHS.apiKeys, text: 'API keys', role: 'admin' },
   { href: CONSOLE_PATHS.facilities, text: 'Facilities', role: 'admin' },
   { href: CONSOLE_PATHS.people, text: 'People', role: 'admin' },
+  { href: CONSOLE_PATHS.members, text: 'Members', role: 'admin' },
+  { href: CONSOLE_PATHS.audit, text: 'Audit log', role: 'admin' },
+  { href: CONSOLE_PATHS.passes, text: 'Passes', role: 'self_invite' },
+  { href: CONSOLE_PATHS.visitors, text: 'Visitors', role: 'admin' },
   { href: CONSOLE_PATHS.invitations, text: 'Invitations', role: null },
   { href: SIGN_IN_PATHS.account, text: 'Account', role: null },
 ];

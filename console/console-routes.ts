@@ -26,6 +26,10 @@ import { apiKeysSection } from './settings/api-keys-routes.js';
 import { facilitiesSection } from './settings/facilities-routes.js';
 import { peopleSection } from './settings/people-routes.js';
 import { invitationsSection } from './invitations/invitations-routes.js';
+import { passesSection } from './passes/passes-routes.js';
+import { visitorsSection } from './visitors/visitors-routes.js';
+import { membersSection } from './settings/members-routes.js';
+import { auditSection } from './settings/audit-routes.js';
 
 /** The sign-in forms' policy: 300 posts a minute per source address. */
 const CONSOLE_FORMS_LIMIT = { ...ORG_API_RATE_LIMIT, points: 300, windowSeconds: 60, abuseThreshold: 300 };
@@ -33,7 +37,17 @@ const CONSOLE_FORMS_LIMIT = { ...ORG_API_RATE_LIMIT, points: 300, windowSeconds:
 /** The console's sections; each adds its routes to the router it is given. */
 export type ConsoleSection = (router: Router<HttpState>, env: ConsoleEnv) => void;
 
-const SECTIONS: readonly ConsoleSection[] = [clientsSection, apiKeysSection, facilitiesSection, peopleSection, invitationsSection];
+const SECTIONS: readonly ConsoleSection[] = [
+  clientsSection,
+  apiKeysSection,
+  facilitiesSection,
+  peopleSection,
+  invitationsSection,
+  passesSection,
+  visitorsSection,
+  membersSection,
+  auditSection,
+];
 
 export function consoleRoutes(deps: CommandAppDeps, options: { trustProxy: boolean }): Router<HttpState> {
   const env: ConsoleEnv = {

@@ -12,6 +12,8 @@ import { revokedTokenFamiliesProjection } from './revoked-token-families-project
 import { invitationsProjection } from './invitations-projection.js';
 import { signInCredentialsProjection } from './sign-in-credentials-projection.js';
 import { memberCountsProjection, memberDirectoryProjection } from './member-directory-projection.js';
+import { frontDeskVisitsProjection } from './front-desk-visits-projection.js';
+import { auditLogProjection } from './audit-log-projection.js';
 
 export const ALL_PROJECTIONS: readonly AnyProjection[] = [
   passListProjection,
@@ -27,6 +29,8 @@ export const ALL_PROJECTIONS: readonly AnyProjection[] = [
   signInCredentialsProjection,
   memberDirectoryProjection,
   memberCountsProjection,
+  frontDeskVisitsProjection,
+  auditLogProjection,
 ];
 
 /** The named projections, or all; throws on an unknown name so a CLI typo is not a silent no-op. */

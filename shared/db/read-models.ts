@@ -178,4 +178,40 @@ export const READ_MODELS = {
   signInCredentials: 'sign_in_credentials',
   memberDirectory: 'member_directory',
   memberCounts: 'member_counts',
+  frontDeskVisits: 'front_desk_visits',
+  auditLog: 'audit_log',
 } as const;
+
+/** A pass as the front desk sees it (console /visitors). */
+export interface FrontDeskVisitRow {
+  pass_id: number; // PK
+  public_id: string;
+  org_id: number;
+  facility_id: number;
+  created_by: number;
+  arrival_date: string; // YYYY-MM-DD
+  arrival_time: string | null; // HH:MM
+  /** Null once the guest's key is destroyed. */
+  first_name: string | null;
+  last_name: string | null;
+  cancelled: boolean;
+  checked_in_at: Date | null;
+  checked_out_at: Date | null;
+}
+
+/** One event of an organization, as the audit page lists it: ids only, never personal data. */
+export interface AuditLogRow {
+  event_id: string; // PK
+  org_id: number;
+  occurred_at: Date | string;
+  event_type: string;
+  kind: string;
+  actor_kind: 'user' | 'apiKey' | 'operator' | 'system';
+  /** The acting user, or the user an API key acts for. */
+  actor_user_id: number | null;
+  actor_key_id: string | null;
+  /** A system actor's name (the delivery worker, the door path). */
+  actor_name: string | null;
+  subject_type: string;
+  subject_id: string;
+}

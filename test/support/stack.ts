@@ -220,6 +220,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     projectionWaitMs: options.projectionWaitMs ?? 5000,
     deliveryOutcomes,
     deliveryWaitMs: options.delivery?.waitMs ?? 5000,
+    // The member import (CLI and console) matches rows by their keyed email hash.
+    contactHasher,
   };
 
   const servers = new Set<http.Server>();
