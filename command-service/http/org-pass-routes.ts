@@ -78,7 +78,7 @@ export function createPassesRoute(deps: CommandDeps, principalOf: (ctx: HttpCont
     const principal = principalOf(ctx);
     const now = new Date();
     // The body's JSON Schema (unknown fields refused) and the rules between fields, with ajv.
-    const request = parseCreatePassRequest(ctx.request.body, now);
+    const request = parseCreatePassRequest(ctx.request.body);
     const channels = [...(request.email ? (['email'] as const) : []), ...(request.phone ? (['sms'] as const) : [])];
     let watch: DeliveryWatch | null = null;
     try {

@@ -1,6 +1,7 @@
 // Use case: create a batch of 1 to 10 guest passes for one guest, counted against the inviting
 // user's monthly allowance all-or-nothing. Used by POST /api/v1/passes, POST /api/v1/org/passes
-// and the CLI. The caller has already parsed the body (parseCreatePassRequest).
+// and the CLI. The caller has already parsed the body (parseCreatePassRequest); the validity window
+// is resolved here, in the facility's time zone, once the facility is loaded.
 //
 // Everything random is drawn here, so the decider stays pure: pass ids, public ids, QR values,
 // the batch id and the batch's subject key. The allowance is enforced by the single append on the
@@ -14,7 +15,8 @@ import { assertFacilityAcceptsPasses, facilityDecider } from '../../shared/domai
 import { guestInvitesDecider, type GuestInvitesEvent } from '../../shared/domain/guest-invites-decider.js';
 import { organizationDecider } from '../../shared/domain/organization-decider.js';
 import { userDecider, userInOrg } from '../../shared/domain/user-decider.js';
-import type { CreatePassInput } from '../../shared/domain/pass-request.js';
+import { resolvePassWindow, type CreatePassInput, type CreatePassRequest } from '../../shared/domain/pass-request.js';
+import { DEFAULT_TIME_ZONE } from '../../shared/domain/time-zone.js';
 import { seal } from '../../shared/crypto/sealed-box.js';
 import { DomainError, NotFoundError, QuotaExceededError } from '../../shared/errors.js';
 import { READ_MODELS } from '../../shared/db/read-models.js';
@@ -23,7 +25,8 @@ export interface CreatePassesInput {
   readonly orgId: number;
   /** The inviting user; for an organization API key, the admin who created the key. */
   readonly userId: number;
-  readonly request: CreatePassInput;
+  /** Parsed; a window it already carries (CreatePassInput) is resolved again in the facility's zone. */
+  readonly request: CreatePassRequest;
 }
 
 export interface IssuedPass {
@@ -80,7 +83,7 @@ export interface CreatePassesHooks {
 
 export async function createPasses(
   deps: CommandDeps,
-  { orgId, userId, request }: CreatePassesInput,
+  { orgId, userId, request: parsed }: CreatePassesInput,
   ctx: CommandContext,
   hooks: CreatePassesHooks = {},
 ): Promise<CreatePassesResult> {
@@ -91,17 +94,23 @@ export async function createPasses(
   // The reads and the draws of ids and a key are independent round trips: run them together.
   // A refused request then leaves a gap in the pass ids (allowed) and drops its unused key.
   const [facility, limit, month, passIds, key] = await Promise.all([
-    deps.handler.load(streams.facility(request.facilityId), facilityDecider),
+    deps.handler.load(streams.facility(parsed.facilityId), facilityDecider),
     monthlyAllowance(deps, orgId, userId),
     deps.handler.load(stream, guestInvitesDecider),
-    deps.ids.next('pass', request.quantity),
+    deps.ids.next('pass', parsed.quantity),
     newKey,
   ]).catch(async (error: unknown) => {
     await newKey.then((k) => deps.subjectKeys.destroy(k.subjectId)).catch(() => undefined);
     throw error;
   });
   const batchId = key.subjectId;
+  let request: CreatePassInput;
   try {
+    // 400 before 404, as when the window was resolved in UTC while parsing: another organization's
+    // facility lends no zone (its 404 must not depend on it).
+    const state = facility.state;
+    const zone = state.status !== 'absent' && state.orgId === orgId ? state.timeZone : DEFAULT_TIME_ZONE;
+    request = resolvePassWindow(parsed, zone, ctx.now);
     // 404 / 409. A suspension racing this request may still let it through: the facility is its
     // own stream, and only the allowance is an invariant the spec asks to hold under concurrency.
     assertFacilityAcceptsPasses(facility.state, request.facilityId, orgId);

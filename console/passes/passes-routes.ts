@@ -157,7 +157,7 @@ export function passesSection(router: Router<HttpState>, env: ConsoleEnv): void 
     };
     const now = new Date();
     try {
-      const request = parseCreatePassRequest(requestBody(form), now);
+      const request = parseCreatePassRequest(requestBody(form));
       const { passes, passLinkToken } = await createPasses(deps, { orgId: user.orgId, userId: user.userId, request }, userCommandContext(ctx, user.userId, now));
       const usage = await usageOf(deps.db, user.userId, new Date());
       sendConsolePage(

@@ -3,11 +3,13 @@
 // adds what a schema cannot say (real calendar dates, the validity window, field consistency).
 //
 // Choices the spec leaves open, made here:
-// * Times are UTC. Facilities carry no time zone yet, so `arrival_date`/`arrival_time` and a
-//   zone-less `access_until` are read as UTC wall-clock times; a client that means local time
-//   converts first. An `access_until` with `Z` or an offset is honoured as given.
-//   valid_from  = arrival date + arrival_time (or 00:00), UTC
-//   valid_until = access_until, or the end of the arrival day (23:59:59.999Z)
+// * Times are the facility's local time (its IANA zone, UTC when unset): `arrival_date`/
+//   `arrival_time` and a zone-less `access_until` are wall-clock times there. An `access_until`
+//   with `Z` or an offset is honoured as given. Parsing (parseCreatePassRequest) needs no zone;
+//   the window is resolved (resolvePassWindow) once the use case has loaded the facility:
+//   valid_from  = arrival date + arrival_time (or 00:00), local
+//   valid_until = access_until, or the end of the arrival day (the last millisecond before the
+//   next local midnight: a day of a clock change is 23 or 25 hours long)
 // * `access_until` is a date (`YYYY-MM-DD`, meaning the end of that day) or a date-time
 //   (`YYYY-MM-DDTHH:MM`, optional `:SS[.sss]`, optional `Z`/`±HH:MM`). It must not precede the
 //   arrival date, and must be after the arrival time. A window that has already ended is refused.
@@ -20,7 +22,8 @@ import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { ValidationError } from '../errors.js';
 import { MAX_PASSES_PER_BATCH, PASS_PUBLIC_ID_PATTERN } from './pass-constants.js';
-import { isCalendarDate, parseIsoInstant, utcMillis } from './iso-time.js';
+import { LATEST_INSTANT_MS, isCalendarDate, parseIsoInstant, utcMillis } from './iso-time.js';
+import { DEFAULT_TIME_ZONE, zonedInstant } from './time-zone.js';
 import { carriesLink } from './link-free-text.js';
 
 export const PASS_FIELD_LIMITS = {
@@ -77,13 +80,13 @@ export const createPassRequestSchema = {
     arrival_date: {
       type: 'string',
       pattern: ARRIVAL_DATE_PATTERN,
-      description: '`YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM` whose time seeds `arrival_time` (UTC).',
+      description: "`YYYY-MM-DD` in the facility's time zone, or `YYYY-MM-DDTHH:MM` whose time seeds `arrival_time`.",
     },
-    arrival_time: { type: ['string', 'null'], pattern: TIME_PATTERN, description: '`HH:MM` (UTC); access starts then. Default: start of the arrival day.' },
+    arrival_time: { type: ['string', 'null'], pattern: TIME_PATTERN, description: "`HH:MM` in the facility's time zone; access starts then. Default: start of the arrival day there." },
     access_until: {
       type: ['string', 'null'],
       pattern: ACCESS_UNTIL_PATTERN,
-      description: 'Pass expiry: `YYYY-MM-DD` (end of that day) or a date-time (UTC unless an offset is given). Default: end of the arrival day. Must not precede the arrival.',
+      description: "Pass expiry: `YYYY-MM-DD` (end of that day) or a date-time, in the facility's time zone unless `Z` or an offset is given. Default: end of the arrival day there. Must not precede the arrival.",
     },
     facility_id: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'An active facility of the organization.' },
     quantity: { type: 'integer', minimum: 1, maximum: MAX_PASSES_PER_BATCH, default: 1, description: 'Number of passes, each with its own QR value.' },
@@ -95,8 +98,8 @@ export const createPassRequestSchema = {
   anyOf: [{ required: ['email'] }, { required: ['phone'] }],
 } as const;
 
-/** The request, normalised: what a pass is built from. */
-export interface CreatePassInput {
+/** The request, normalised, before its window is resolved in the facility's zone. */
+export interface CreatePassRequest {
   readonly firstName: string;
   readonly lastName: string | null;
   readonly email: string | null;
@@ -105,16 +108,22 @@ export interface CreatePassInput {
   readonly arrivalDate: string;
   /** `HH:MM`, from `arrival_time` or the `T` form of `arrival_date`; null when neither gave one. */
   readonly arrivalTime: string | null;
-  /** ISO 8601 UTC. */
-  readonly validFrom: string;
-  /** ISO 8601 UTC. */
-  readonly validUntil: string;
+  /** As given (a real date or instant): a local wall-clock time unless it carries Z or an offset. */
+  readonly accessUntil: string | null;
   readonly facilityId: number;
   readonly quantity: number;
   readonly country: string | null;
   readonly vehicleNumber: string | null;
   readonly notes: string | null;
   readonly invitedBy: string | null;
+}
+
+/** The request with its validity window: what a pass is built from. */
+export interface CreatePassInput extends CreatePassRequest {
+  /** ISO 8601 UTC. */
+  readonly validFrom: string;
+  /** ISO 8601 UTC. */
+  readonly validUntil: string;
 }
 
 const addFormats = addFormatsModule.default;
@@ -179,13 +188,24 @@ function cleanString(value: unknown): string | null {
 
 const NAME_FIELDS = ['first_name', 'last_name', 'invited_by'] as const;
 
-const END_OF_DAY_MS = 24 * 60 * 60 * 1000 - 1;
+/** The day after `date` (YYYY-MM-DD), by the calendar. */
+function nextDay(date: string): string {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  const next = new Date(utcMillis(y, m, d) + 24 * 60 * 60 * 1000);
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  return `${pad(next.getUTCFullYear(), 4)}-${pad(next.getUTCMonth() + 1)}-${pad(next.getUTCDate())}`;
+}
+
+/** The last millisecond of `date` in `zone` (never past LATEST_INSTANT_MS). */
+function endOfDay(zone: string, date: string): number {
+  return Math.min(zonedInstant(zone, nextDay(date)).getTime() - 1, LATEST_INSTANT_MS);
+}
 
 /**
- * Validates and normalises a create-pass body. Throws ValidationError listing every problem the
- * schema finds, or the first rule between fields that fails.
+ * Validates and normalises a create-pass body (no zone needed). Throws ValidationError listing
+ * every problem the schema finds, or the first rule between fields that fails.
  */
-export function parseCreatePassRequest(body: unknown, now: Date): CreatePassInput {
+export function parseCreatePassRequest(body: unknown): CreatePassRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) fail(['request body must be a JSON object']);
   const b = body as Record<string, unknown>;
   if (!validateBody(b)) fail(schemaErrors(validateBody.errors ?? []));
@@ -211,20 +231,8 @@ export function parseCreatePassRequest(body: unknown, now: Date): CreatePassInpu
   }
   const arrivalTime = givenTime ?? seededTime;
 
-  const [hour, minute] = (arrivalTime ?? '00:00').split(':').map(Number) as [number, number];
-  const dayStart = utcMillis(year, month, day);
-  const validFrom = utcMillis(year, month, day, hour, minute);
-
-  let validUntil = dayStart + END_OF_DAY_MS;
-  const accessText = cleanString(b.access_until);
-  if (accessText !== null) {
-    const until = parseIsoInstant(accessText);
-    if (!until) fail([`access_until ${accessText} is not a real date or time up to 9999-12-31`]);
-    validUntil = until.dateOnly ? until.time + END_OF_DAY_MS : until.time;
-    if (validUntil < dayStart) fail(['access_until must not precede arrival_date']);
-    if (validUntil <= validFrom) fail(['access_until must be after the arrival time']);
-  }
-  if (validUntil <= now.getTime()) fail(['the pass would already have expired: access ends before now']);
+  const accessUntil = cleanString(b.access_until);
+  if (accessUntil !== null && !parseIsoInstant(accessUntil)) fail([`access_until ${accessUntil} is not a real date or time up to 9999-12-31`]);
 
   return {
     firstName: cleanString(b.first_name)!,
@@ -233,8 +241,7 @@ export function parseCreatePassRequest(body: unknown, now: Date): CreatePassInpu
     phone,
     arrivalDate,
     arrivalTime,
-    validFrom: new Date(validFrom).toISOString(),
-    validUntil: new Date(validUntil).toISOString(),
+    accessUntil,
     facilityId: b.facility_id as number,
     quantity: (b.quantity as number | undefined) ?? 1,
     country: cleanString(b.country),
@@ -242,4 +249,37 @@ export function parseCreatePassRequest(body: unknown, now: Date): CreatePassInpu
     notes: cleanString(b.notes),
     invitedBy: cleanString(b.invited_by),
   };
+}
+
+/**
+ * The validity window of `request` at a facility in `zone` (IANA): its wall-clock times read
+ * there. Throws ValidationError when the window is empty or has already ended at `now`.
+ */
+export function resolvePassWindow(request: CreatePassRequest, zone: string, now: Date): CreatePassInput {
+  const dayStart = zonedInstant(zone, request.arrivalDate).getTime();
+  const validFrom = zonedInstant(zone, request.arrivalDate, request.arrivalTime ?? '00:00').getTime();
+  let validUntil = endOfDay(zone, request.arrivalDate);
+  if (request.accessUntil !== null) {
+    const until = parseIsoInstant(request.accessUntil);
+    if (!until) fail([`access_until ${request.accessUntil} is not a real date or time up to 9999-12-31`]);
+    const date = request.accessUntil.slice(0, 10);
+    if (until.hasZone) validUntil = until.time;
+    else if (until.dateOnly) validUntil = endOfDay(zone, date);
+    else {
+      // Seconds and fractions ride on the local HH:MM.
+      const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+      const [hh, mm] = request.accessUntil.slice(11, 16).split(':').map(Number) as [number, number];
+      const extra = until.time - utcMillis(y, m, d, hh, mm);
+      validUntil = Math.min(zonedInstant(zone, date, request.accessUntil.slice(11, 16)).getTime() + extra, LATEST_INSTANT_MS);
+    }
+    if (validUntil < dayStart) fail(['access_until must not precede arrival_date']);
+    if (validUntil <= validFrom) fail(['access_until must be after the arrival time']);
+  }
+  if (validUntil <= now.getTime()) fail(['the pass would already have expired: access ends before now']);
+  return { ...request, validFrom: new Date(validFrom).toISOString(), validUntil: new Date(validUntil).toISOString() };
+}
+
+/** Parse and resolve in one step, for a caller that knows the zone (UTC by default). */
+export function parseCreatePassInput(body: unknown, now: Date, zone: string = DEFAULT_TIME_ZONE): CreatePassInput {
+  return resolvePassWindow(parseCreatePassRequest(body), zone, now);
 }

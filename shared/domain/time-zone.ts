@@ -1,6 +1,7 @@
 // IANA time zones of facilities: a facility shows arrival and validity in its own local time, and
 // a new pass's validity window is its arrival day there. Node's Intl knows the IANA database, so
 // a zone is valid exactly when Intl accepts it; the name is stored as Intl spells it.
+import { utcMillis } from './iso-time.js';
 
 export const DEFAULT_TIME_ZONE = 'UTC';
 export const MAX_TIME_ZONE_LENGTH = 64;
@@ -47,7 +48,7 @@ export function offsetMinutes(zone: string, instant: Date): number {
 export function zonedInstant(zone: string, date: string, time = '00:00'): Date {
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
   const [hh, mm] = time.split(':').map(Number) as [number, number];
-  const wall = Date.UTC(y, m - 1, d, hh, mm);
+  const wall = utcMillis(y, m, d, hh, mm); // unlike Date.UTC, right for years below 100
   // Two passes: the offset at the guess, then at the corrected instant (enough for every real zone).
   let guess = wall - offsetMinutes(zone, new Date(wall)) * 60_000;
   guess = wall - offsetMinutes(zone, new Date(guess)) * 60_000;

@@ -11,7 +11,7 @@ import { createEventStoreDbEventStore } from '../../shared/event-store/eventstor
 import { ValidatingEventStore } from '../../shared/event-store/validating-event-store.js';
 import { eventSchemas } from '../../shared/domain/event-schemas.js';
 import { monthOf, streams, type GuestDetails, type PassCreated } from '../../shared/domain/events.js';
-import { parseCreatePassRequest } from '../../shared/domain/pass-request.js';
+import { parseCreatePassInput } from '../../shared/domain/pass-request.js';
 import { PostgresIdAllocator } from '../../shared/domain/postgres-id-allocator.js';
 import { PostgresSubjectKeyStore } from '../../shared/crypto/postgres-subject-key-store.js';
 import { testDataKeyRing } from '../support/data-kek.js';
@@ -31,7 +31,7 @@ const noWatermark: ReadModelWatermark = { waitFor: async () => true, close: asyn
 const NOW = new Date('2026-03-10T08:00:00.000Z');
 const ctx = (now = NOW): CommandContext => ({ correlationId: randomUUID(), actor: { kind: 'operator' }, now });
 const request = (facilityId: number, body: Record<string, unknown> = {}, now = NOW) =>
-  parseCreatePassRequest({ first_name: 'Ada', email: 'ada@example.com', arrival_date: '2026-03-12', facility_id: facilityId, ...body }, now);
+  parseCreatePassInput({ first_name: 'Ada', email: 'ada@example.com', arrival_date: '2026-03-12', facility_id: facilityId, ...body }, now);
 const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
 
 interface Adapter {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { carriesLink } from '../../shared/domain/link-free-text.js';
-import { parseCreatePassRequest } from '../../shared/domain/pass-request.js';
+import { parseCreatePassInput } from '../../shared/domain/pass-request.js';
 import { ValidationError } from '../../shared/errors.js';
 
 describe('names a guest reads carry no link', () => {
@@ -34,13 +34,13 @@ describe('names a guest reads carry no link', () => {
   it('a pass request whose first_name, last_name or invited_by carries a link is a 400 naming the field', () => {
     const now = new Date('2026-11-28T00:00:00Z');
     const base = { first_name: 'Ada', email: 'ada@example.com', arrival_date: '2026-12-01', facility_id: 1 };
-    expect(parseCreatePassRequest(base, now).firstName).to.equal('Ada');
+    expect(parseCreatePassInput(base, now).firstName).to.equal('Ada');
     for (const [field, value] of [
       ['first_name', 'http://evil.example/p/phish'],
       ['last_name', 'www.evil.example'],
       ['invited_by', 'someone@evil.example'],
     ] as const) {
-      expect(() => parseCreatePassRequest({ ...base, [field]: value }, now), field)
+      expect(() => parseCreatePassInput({ ...base, [field]: value }, now), field)
         .to.throw(ValidationError)
         .with.property('message', `${field} must be a name, not a link or an address`);
     }

@@ -4,7 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import {
   createPassRequestSchema,
   isPassPublicId,
-  parseCreatePassRequest,
+  parseCreatePassInput,
   type CreatePassInput,
 } from '../../shared/domain/pass-request.js';
 import { isCalendarDate, parseIsoInstant } from '../../shared/domain/iso-time.js';
@@ -13,12 +13,12 @@ import { ValidationError } from '../../shared/errors.js';
 const now = new Date('2026-03-01T10:00:00.000Z');
 const base = { first_name: 'Ada', email: 'ada@example.com', arrival_date: '2026-03-02', facility_id: 10 };
 
-const parse = (overrides: Record<string, unknown> = {}, at = now): CreatePassInput => parseCreatePassRequest({ ...base, ...overrides }, at);
+const parse = (overrides: Record<string, unknown> = {}, at = now): CreatePassInput => parseCreatePassInput({ ...base, ...overrides }, at);
 
 function rejects(body: unknown, message: RegExp, at = now): ValidationError {
   let thrown: unknown;
   try {
-    parseCreatePassRequest(body, at);
+    parseCreatePassInput(body, at);
   } catch (error) {
     thrown = error;
   }
@@ -40,6 +40,7 @@ describe('create pass request', () => {
         phone: null,
         arrivalDate: '2026-03-02',
         arrivalTime: null,
+        accessUntil: null,
         validFrom: '2026-03-02T00:00:00.000Z',
         validUntil: '2026-03-02T23:59:59.999Z',
         facilityId: 10,

@@ -9,7 +9,7 @@ import type { Decider } from '../../shared/domain/decider.js';
 import type { CommandContext } from '../../shared/event-store/command-handler.js';
 import { streams, type Role } from '../../shared/domain/events.js';
 import { userDecider } from '../../shared/domain/user-decider.js';
-import { parseCreatePassRequest } from '../../shared/domain/pass-request.js';
+import { parseCreatePassInput } from '../../shared/domain/pass-request.js';
 import { oauthStreams, type InvitationCreated } from '../../shared/oauth/oauth-events.js';
 import { newFamilyId, sha256Hex } from '../../shared/oauth/opaque-credentials.js';
 import { tokenFamilyDecider } from '../../shared/oauth/token-family-decider.js';
@@ -158,7 +158,7 @@ export async function seedPasses(
   overrides: Record<string, unknown> = {},
 ): Promise<string[]> {
   const now = new Date();
-  const request = parseCreatePassRequest(passBody(owner.facilityId, overrides), now);
+  const request = parseCreatePassInput(passBody(owner.facilityId, overrides), now);
   const { passes } = await createPasses(stack.deps, { orgId: owner.orgId, userId: owner.userId, request }, { ...operator(), now, actor: { kind: 'user', id: owner.userId } });
   return passes.map((p) => p.publicId);
 }
