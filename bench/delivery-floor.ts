@@ -45,6 +45,7 @@ function content(batchId: string): PassMessageContent {
     facilityName: 'Main entrance',
     arrivalDate: date,
     arrivalTime: null,
+    timeZone: 'UTC',
     validFrom: `${date}T00:00:00.000Z`,
     validUntil: `${date}T23:59:59.000Z`,
     invitedBy: null,

@@ -26,6 +26,7 @@
 // of a batch (nothing left to do, an outcome it could not record, a pause not waited out yet).
 // Whoever looks at a batch, its retries wait out their pauses, as the log's times say.
 // (Past 500 lines: rounds, locks and sends share the state of the batches in hand.)
+import { DEFAULT_TIME_ZONE } from '../shared/domain/time-zone.js';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from '../shared/logger.js';
@@ -90,10 +91,18 @@ interface Prepared {
   readonly revision: number | 'no_stream';
   /** null when the batch's key is gone (erased). */
   readonly key: Buffer | null;
-  readonly facilityName: string;
+  readonly facility: FacilityFacts;
 }
 
-/** How long a facility's name is taken as known (a rename shows in messages after this). */
+/** What a message says of the facility: its name, and its zone (the times shown are its local time). */
+interface FacilityFacts {
+  readonly name: string;
+  readonly timeZone: string;
+}
+
+const UNKNOWN_FACILITY: FacilityFacts = { name: 'the facility', timeZone: DEFAULT_TIME_ZONE };
+
+/** How long a facility's name and zone are taken as known (a change shows in messages after this). */
 const FACILITY_NAME_TTL_MS = 60_000;
 
 /** How long a batch whose outcome could not be recorded waits before it is tried again. */
@@ -114,7 +123,7 @@ export class PassDeliveryWorker {
   private lockQueue: Promise<void> = Promise.resolve();
   /** Batches done with, their rows and locks seen to by the next round. */
   private readonly finished: Finished[] = [];
-  private readonly facilityNames = new Map<number, { readonly name: string; readonly until: number }>();
+  private readonly facilityNames = new Map<number, { readonly facts: FacilityFacts; readonly until: number }>();
   /** Batches in hand (locked), by id, until the round after they finish. */
   private readonly inFlight = new Map<string, Promise<void>>();
   /** Batches whose outcome was recorded, held (locked) until the work list takes it in: since when. */
@@ -307,14 +316,14 @@ export class PassDeliveryWorker {
           state: fold(passDeliveryDecider, events as never[]),
           revision: events.at(-1)?.revision ?? 'no_stream',
           key: keys.get(job.pass.guest.keyId) ?? null,
-          facilityName: names.get(job.pass.facilityId) ?? 'the facility',
+          facility: names.get(job.pass.facilityId) ?? UNKNOWN_FACILITY,
         };
         return [job.batch_id, prepared];
       }),
     );
   }
 
-  private async deliver({ job, events, state, revision, key, facilityName }: Prepared): Promise<Delivered> {
+  private async deliver({ job, events, state, revision, key, facility }: Prepared): Promise<Delivered> {
     const pass = job.pass;
     const now = this.now();
     const batchId = job.batch_id;
@@ -330,7 +339,7 @@ export class PassDeliveryWorker {
       now,
     });
 
-    const content = guest?.passLinkToken && steps.some((s) => s.action === 'send') ? this.content(pass, guest, guest.passLinkToken, facilityName) : null;
+    const content = guest?.passLinkToken && steps.some((s) => s.action === 'send') ? this.content(pass, guest, guest.passLinkToken, facility) : null;
     const outcomes = await Promise.all(steps.map(async (step) => ({ step, outcome: await this.attempt(step, guest, content, batchId) })));
     // Settled already (a replay, another worker): no event will take it off the list.
     if (outcomes.length === 0) return { kind: 'finished', update: { batch_id: batchId, done: true, next_attempt_at: null } };
@@ -376,11 +385,12 @@ export class PassDeliveryWorker {
     }
   }
 
-  private content(pass: PassCreated['data'], guest: GuestDetails, token: string, facilityName: string): PassMessageContent {
+  private content(pass: PassCreated['data'], guest: GuestDetails, token: string, facility: FacilityFacts): PassMessageContent {
     return {
       batchId: pass.batchId,
       guestFirstName: guest.firstName,
-      facilityName,
+      facilityName: facility.name,
+      timeZone: facility.timeZone,
       arrivalDate: pass.arrivalDate,
       arrivalTime: pass.arrivalTime,
       validFrom: pass.validFrom,
@@ -391,22 +401,26 @@ export class PassDeliveryWorker {
     };
   }
 
-  /** The facilities' names: remembered a while, the others read in one query. */
-  private async facilityNamesOf(facilityIds: readonly number[]): Promise<Map<number, string>> {
-    const names = new Map<number, string>();
+  /** The facilities' names and zones: remembered a while, the others read in one query. */
+  private async facilityNamesOf(facilityIds: readonly number[]): Promise<Map<number, FacilityFacts>> {
+    const names = new Map<number, FacilityFacts>();
     const missing = new Set<number>();
     for (const id of facilityIds) {
       const known = this.facilityNames.get(id);
-      if (known && known.until > Date.now()) names.set(id, known.name);
+      if (known && known.until > Date.now()) names.set(id, known.facts);
       else missing.add(id);
     }
     if (missing.size === 0) return names;
-    const rows = await this.options.knex(READ_MODELS.facilities).whereIn('facility_id', [...missing]).select<Array<{ facility_id: number; name: string }>>('facility_id', 'name');
+    const rows = await this.options
+      .knex(READ_MODELS.facilities)
+      .whereIn('facility_id', [...missing])
+      .select<Array<{ facility_id: number; name: string; time_zone: string | null }>>('facility_id', 'name', 'time_zone');
     if (this.facilityNames.size >= 10_000) this.facilityNames.clear();
     for (const id of missing) {
-      const name = rows.find((r) => Number(r.facility_id) === id)?.name ?? 'the facility';
-      this.facilityNames.set(id, { name, until: Date.now() + FACILITY_NAME_TTL_MS });
-      names.set(id, name);
+      const row = rows.find((r) => Number(r.facility_id) === id);
+      const facts = row ? { name: row.name, timeZone: row.time_zone ?? DEFAULT_TIME_ZONE } : UNKNOWN_FACILITY;
+      this.facilityNames.set(id, { facts, until: Date.now() + FACILITY_NAME_TTL_MS });
+      names.set(id, facts);
     }
     return names;
   }

@@ -3,8 +3,10 @@
 //
 // Every guest- or host-supplied value (first name, facility name, invited_by) is made one line
 // (control characters gone) before it reaches a header or a line of text, and escaped by the
-// `html` template in the HTML part. Times are UTC: the service has no time zones yet, and says so.
+// `html` template in the HTML part. Times are the facility's local time, named by its zone
+// ("09:30 Europe/Berlin").
 import { html, type SafeHtml } from '../sign-in/html.js';
+import { localArrival, wallClock } from '../domain/time-zone.js';
 import type { OutgoingMail, OutgoingSms } from './delivery-ports.js';
 
 export interface PassMessageContent {
@@ -13,8 +15,10 @@ export interface PassMessageContent {
   facilityName: string;
   /** YYYY-MM-DD */
   arrivalDate: string;
-  /** HH:MM (UTC), or null when the host gave none */
+  /** HH:MM (the facility's local time when issued), or null when the host gave none */
   arrivalTime: string | null;
+  /** The facility's IANA time zone: the times shown are its wall clock. */
+  timeZone: string;
   /** ISO 8601, UTC */
   validFrom: string;
   /** ISO 8601, UTC */
@@ -62,10 +66,6 @@ export function passSmsIdempotencyKey(batchId: string): string {
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
-function two(n: number): string {
-  return String(n).padStart(2, '0');
-}
-
 function dayOf(date: Date): string {
   return `${WEEKDAYS[date.getUTCDay()]} ${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
 }
@@ -76,20 +76,26 @@ function formatDay(yyyyMmDd: string): string {
   return date && !Number.isNaN(date.getTime()) ? dayOf(date) : oneLine(yyyyMmDd);
 }
 
-/** `Tuesday 1 December 2026, 09:30 UTC`, or the value as given when it is not an instant. */
-function formatInstant(iso: string): string {
+/** `Tuesday 1 December 2026, 09:30 Europe/Berlin`, or the value as given when it is not an instant. */
+function formatInstant(iso: string, zone: string): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return oneLine(iso);
-  return `${dayOf(date)}, ${two(date.getUTCHours())}:${two(date.getUTCMinutes())} UTC`;
+  const local = wallClock(zone, date);
+  return `${formatDay(local.date)}, ${local.time} ${oneLine(zone)}`;
+}
+
+function localArrivalOf(content: PassMessageContent): { date: string; time: string | null } {
+  return localArrival(content.timeZone, content.arrivalDate, content.arrivalTime, new Date(content.validFrom));
 }
 
 function arrival(content: PassMessageContent): string {
-  const day = formatDay(content.arrivalDate);
-  return content.arrivalTime ? `${day} at ${oneLine(content.arrivalTime)} UTC` : day;
+  const local = localArrivalOf(content);
+  const day = formatDay(local.date);
+  return local.time ? `${day} at ${oneLine(local.time)} ${oneLine(content.timeZone)}` : day;
 }
 
 function validity(content: PassMessageContent): string {
-  return `from ${formatInstant(content.validFrom)} until ${formatInstant(content.validUntil)}`;
+  return `from ${formatInstant(content.validFrom, content.timeZone)} until ${formatInstant(content.validUntil, content.timeZone)}`;
 }
 
 /** "1 pass", "3 passes". */
@@ -177,7 +183,8 @@ export function composePassSms(content: PassMessageContent, to: string, options:
   void options; // the link is absolute already; kept for symmetry with composePassEmail
   const link = checkedLink(content.passLink);
   const what = content.passCount === 1 ? 'Guest pass' : `${content.passCount} guest passes`;
-  const when = content.arrivalTime ? `${oneLine(content.arrivalDate)} ${oneLine(content.arrivalTime)} UTC` : oneLine(content.arrivalDate);
+  const local = localArrivalOf(content);
+  const when = local.time ? `${oneLine(local.date)} ${oneLine(local.time)} ${oneLine(content.timeZone)}` : oneLine(local.date);
   const render = (facility: string) => `${what} for ${facility} on ${when}: ${link}`;
   let facility = oneLine(content.facilityName);
   const over = render(facility).length - SMS_SEGMENT;

@@ -61,3 +61,13 @@ export function wallClock(zone: string, instant: Date): { date: string; time: st
   const iso = local.toISOString();
   return { date: iso.slice(0, 10), time: iso.slice(11, 16) };
 }
+
+/**
+ * A pass's arrival as the facility's wall clock in `zone` shows it: the arrival day, and the time
+ * when the host gave one. The time is read from the window's start, so a pass issued in UTC before
+ * its facility had a zone still shows the true local time.
+ */
+export function localArrival(zone: string, arrivalDate: string, arrivalTime: string | null, validFrom: Date): { date: string; time: string | null } {
+  if (arrivalTime === null || Number.isNaN(validFrom.getTime())) return { date: arrivalDate, time: arrivalTime };
+  return wallClock(zone, validFrom);
+}

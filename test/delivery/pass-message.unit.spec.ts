@@ -21,7 +21,8 @@ function content(overrides: Partial<PassMessageContent> = {}): PassMessageConten
     facilityName: 'Main entrance',
     arrivalDate: '2026-12-01',
     arrivalTime: '09:30',
-    validFrom: '2026-12-01T09:00:00.000Z',
+    timeZone: 'UTC',
+    validFrom: '2026-12-01T09:30:00.000Z',
     validUntil: '2026-12-01T18:00:00.000Z',
     invitedBy: 'Grace Hopper',
     passLink: LINK,
@@ -60,7 +61,7 @@ describe('pass message composition', () => {
       expect(mail.text).to.include('You have 3 guest passes for Main entrance.');
       expect(mail.text).to.include('Facility: Main entrance');
       expect(mail.text).to.include('Arrival: Tuesday 1 December 2026 at 09:30 UTC');
-      expect(mail.text).to.include('Valid: from Tuesday 1 December 2026, 09:00 UTC until Tuesday 1 December 2026, 18:00 UTC');
+      expect(mail.text).to.include('Valid: from Tuesday 1 December 2026, 09:30 UTC until Tuesday 1 December 2026, 18:00 UTC');
       expect(mail.text).to.include('Passes: 3 passes');
       expect(mail.text).to.include('Invited by: Grace Hopper');
       expect(mail.text).to.include(`\n${LINK}\n`);
@@ -168,5 +169,33 @@ describe('pass message composition', () => {
 
   it('oneLine drops control characters and line separators', () => {
     expect(oneLine(' a\r\nb\u0000c\u2028d\u0085e  ')).to.equal('a b c d e');
+  });
+
+  describe("the facility's time zone", () => {
+    // 09:30 in Berlin (CET, +01:00) on 1 December 2026; the window ends at local midnight.
+    const berlin = content({ timeZone: 'Europe/Berlin', validFrom: '2026-12-01T08:30:00.000Z', validUntil: '2026-12-01T22:59:59.999Z' });
+
+    it('shows arrival and validity in the local time of a Europe/Berlin facility, naming the zone', () => {
+      const mail = composePassEmail(berlin, 'ada@example.com', OPTIONS);
+      expect(mail.text).to.include('Arrival: Tuesday 1 December 2026 at 09:30 Europe/Berlin');
+      expect(mail.text).to.include('Valid: from Tuesday 1 December 2026, 09:30 Europe/Berlin until Tuesday 1 December 2026, 23:59 Europe/Berlin');
+      expect(mail.text).to.not.include('UTC');
+      expect(mail.html).to.include('Tuesday 1 December 2026 at 09:30 Europe/Berlin');
+      expect(composePassSms(berlin, '+4915112345678', OPTIONS).text).to.equal(`Guest pass for Main entrance on 2026-12-01 09:30 Europe/Berlin: ${LINK}`);
+    });
+
+    it('shows an America/New_York facility its own wall clock, the local day included', () => {
+      // 20:00 on 30 November in New York (EST, -05:00) is already 1 December in UTC.
+      const newYork = content({ timeZone: 'America/New_York', arrivalDate: '2026-11-30', arrivalTime: '20:00', validFrom: '2026-12-01T01:00:00.000Z', validUntil: '2026-12-01T04:59:59.999Z' });
+      const mail = composePassEmail(newYork, 'ada@example.com', OPTIONS);
+      expect(mail.text).to.include('Arrival: Monday 30 November 2026 at 20:00 America/New_York');
+      expect(mail.text).to.include('Valid: from Monday 30 November 2026, 20:00 America/New_York until Monday 30 November 2026, 23:59 America/New_York');
+      expect(composePassSms(newYork, '+12125550100', OPTIONS).text).to.equal(`Guest pass for Main entrance on 2026-11-30 20:00 America/New_York: ${LINK}`);
+    });
+
+    it('reads the arrival time from the window, so a pass issued in UTC before the facility had a zone shows its true local time', () => {
+      const issuedInUtc = content({ timeZone: 'Europe/Berlin', arrivalTime: '09:30', validFrom: '2026-12-01T09:30:00.000Z' });
+      expect(composePassSms(issuedInUtc, '+4915112345678', OPTIONS).text).to.include('on 2026-12-01 10:30 Europe/Berlin');
+    });
   });
 });

@@ -67,6 +67,7 @@ function mail(to = 'ada@example.com') {
       facilityName: 'Main entrance',
       arrivalDate: '2026-12-01',
       arrivalTime: '09:30',
+      timeZone: 'UTC',
       validFrom: '2026-12-01T09:00:00.000Z',
       validUntil: '2026-12-01T18:00:00.000Z',
       invitedBy: 'Grace Hopper',
