@@ -4,6 +4,7 @@
 // values). A token that is
 // malformed, unknown, or whose guest was erased (key destroyed) finds nothing: the page is a 404
 // either way, so a visitor cannot tell an erased guest from a link that never existed.
+import { DEFAULT_TIME_ZONE } from '../../shared/domain/time-zone.js';
 import type { CommandDeps } from '../command-deps.js';
 import type { GuestDetails, PassCreated, PassStatus, Sealed } from '../../shared/domain/events.js';
 import type { SubjectKey } from '../../shared/crypto/subject-keys.js';
@@ -22,14 +23,16 @@ export function isPassLinkToken(value: string | undefined): value is string {
 /** The batch's row, its facility's name and its passes (pass_id order), in one statement. */
 const BATCH_SQL = `
 SELECT b.batch_id, b.stream_name, b.stream_revision, b.arrival_date, b.arrival_time, b.valid_from, b.valid_until,
-       (SELECT f.name FROM ?? f WHERE f.facility_id = b.facility_id) AS facility_name,
+       f.name AS facility_name, f.time_zone AS facility_time_zone,
        (SELECT coalesce(json_agg(json_build_array(p.public_id, p.status, p.valid_until) ORDER BY p.pass_id), '[]')
           FROM ?? p WHERE p.batch_id = b.batch_id) AS passes
   FROM ?? b
+  LEFT JOIN ?? f ON f.facility_id = b.facility_id
  WHERE b.link_hash = ?`;
 
 type BatchRow = Pick<PassBatchRow, 'batch_id' | 'stream_name' | 'stream_revision' | 'arrival_date' | 'arrival_time' | 'valid_from' | 'valid_until'> & {
   facility_name: string | null;
+  facility_time_zone: string | null;
   /** [public_id, status, valid_until as JSON text] */
   passes: Array<[string, PassStatus, string]>;
 };
@@ -39,6 +42,8 @@ export interface PassBatch {
   /** The guest-invites stream that holds the batch's passes (and takes their commands). */
   readonly streamName: string;
   readonly facilityName: string;
+  /** The facility's IANA zone: the page shows its local time. */
+  readonly timeZone: string;
   readonly arrivalDate: string;
   readonly arrivalTime: string | null;
   readonly validFrom: Date;
@@ -55,7 +60,7 @@ export async function loadPassBatch(deps: Pick<CommandDeps, 'db' | 'store' | 'su
   if (!isPassLinkToken(token)) return null; // no query for what cannot be a token
   // Three round trips, one after the other: the read models (the batch, its passes, the facility,
   // in one statement), the batch's first event from the log, the key that opens its guest data.
-  const { rows } = (await deps.db.raw(BATCH_SQL, [READ_MODELS.facilities, READ_MODELS.passList, READ_MODELS.passBatches, sha256Hex(token)])) as { rows: BatchRow[] };
+  const { rows } = (await deps.db.raw(BATCH_SQL, [READ_MODELS.passList, READ_MODELS.passBatches, READ_MODELS.facilities, sha256Hex(token)])) as { rows: BatchRow[] };
   const row = rows[0];
   if (row === undefined) return null;
   const events = await deps.store.readStream(row.stream_name, { fromRevision: row.stream_revision, maxCount: 1 });
@@ -76,6 +81,7 @@ export async function loadPassBatch(deps: Pick<CommandDeps, 'db' | 'store' | 'su
     batchId: row.batch_id,
     streamName: row.stream_name,
     facilityName: row.facility_name ?? 'the facility',
+    timeZone: row.facility_time_zone ?? DEFAULT_TIME_ZONE,
     arrivalDate: row.arrival_date,
     arrivalTime: row.arrival_time,
     validFrom: row.valid_from,

@@ -1,15 +1,17 @@
 // "Add to calendar": the visit as an iCalendar file (RFC 5545), pure. One VEVENT spanning the
-// passes' validity window in UTC. Lines end in CRLF and are folded at 75 octets (never inside a
+// passes' validity window, as UTC instants (every calendar shows them in its own zone); the
+// description's text names the facility's local times and zone. Lines end in CRLF and are folded at 75 octets (never inside a
 // UTF-8 sequence); TEXT values are escaped (backslash, semicolon, comma, line breaks) and rid of
 // control characters. The file carries no QR value and no link to the page: calendars sync to
 // places a bearer credential should not go.
 import { createHash } from 'node:crypto';
 import type { PassPageModel } from './pass-page-model.js';
+import { localArrival, wallClock } from '../../shared/domain/time-zone.js';
 
 /** The visit as the page shows it, with the batch (the event's UID) and DTSTAMP (when the file was made). */
 export type PassCalendarInput = Pick<
   PassPageModel,
-  'firstName' | 'facilityName' | 'arrivalDate' | 'arrivalTime' | 'validFrom' | 'validUntil' | 'invitedBy'
+  'firstName' | 'facilityName' | 'timeZone' | 'arrivalDate' | 'arrivalTime' | 'validFrom' | 'validUntil' | 'invitedBy'
 > & { readonly batchId: string; readonly now: Date };
 
 export const PASS_CALENDAR_FILENAME = 'guest-pass.ics';
@@ -58,10 +60,16 @@ export function passCalendarUid(batchId: string): string {
 }
 
 export function passCalendar(input: PassCalendarInput): string {
-  const arrival = input.arrivalTime === null ? input.arrivalDate : `${input.arrivalDate} ${input.arrivalTime}`;
+  const local = localArrival(input.timeZone, input.arrivalDate, input.arrivalTime, input.validFrom);
+  const arrival = local.time === null ? local.date : `${local.date} ${local.time} ${input.timeZone}`;
+  const wall = (instant: Date) => {
+    const { date, time } = wallClock(input.timeZone, instant);
+    return `${date} ${time}`;
+  };
   const description = [
     `Guest pass for ${input.firstName} at ${input.facilityName}.`,
     `Arrival: ${arrival}.`,
+    `Valid from ${wall(input.validFrom)} until ${wall(input.validUntil)} ${input.timeZone}.`,
     input.invitedBy !== null ? `Invited by ${input.invitedBy}.` : null,
     'Open your pass page to show the QR code at the entrance.',
   ]

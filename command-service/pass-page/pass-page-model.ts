@@ -74,6 +74,8 @@ export interface PassPageModel {
   readonly token: string;
   readonly firstName: string;
   readonly facilityName: string;
+  /** The facility's IANA zone: times are shown as its wall clock, with its name. */
+  readonly timeZone: string;
   /** `YYYY-MM-DD`. */
   readonly arrivalDate: string;
   /** `HH:MM` or null. */

@@ -3,6 +3,7 @@
 // reader: one h1, headings for each part, each QR code an image with an accessible name, states
 // said in words rather than colour alone. The stylesheet is inline and allowed by its hash in the
 // content security policy, so the page needs nothing from any other origin, nor any other request.
+import { localArrival } from '../../shared/domain/time-zone.js';
 import { createHash } from 'node:crypto';
 import { html, type SafeHtml } from '../../shared/sign-in/html.js';
 import { csrfField, describedBy, fieldError, SERVICE_NAME } from '../sign-in/pages/layout.js';
@@ -91,7 +92,18 @@ const PASS_PAGE_STYLESHEET_HTML = html`${PASS_PAGE_STYLESHEET}`;
 if (PASS_PAGE_STYLESHEET_HTML.value !== PASS_PAGE_STYLESHEET) throw new Error('the pass page stylesheet must need no escaping');
 
 const DAY = new Intl.DateTimeFormat('en-GB', { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
-const MOMENT = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC' });
+const MOMENTS = new Map<string, Intl.DateTimeFormat>();
+
+/** One formatter a zone (a facility's zone is one of a few hundred names Intl accepted). */
+function momentIn(zone: string): Intl.DateTimeFormat {
+  let format = MOMENTS.get(zone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: zone });
+    if (MOMENTS.size >= 1000) MOMENTS.clear();
+    MOMENTS.set(zone, format);
+  }
+  return format;
+}
 
 /** `YYYY-MM-DD` as "Tuesday, 1 December 2026". */
 export function formatDay(date: string): string {
@@ -99,9 +111,9 @@ export function formatDay(date: string): string {
   return Number.isNaN(day.getTime()) ? date : DAY.format(day);
 }
 
-/** An instant as "1 December 2026 at 09:30 UTC". */
-export function formatUtc(instant: Date): string {
-  return `${MOMENT.format(instant)} UTC`;
+/** An instant as the wall clock of `zone` shows it, naming the zone: "1 December 2026 at 09:30 Europe/Berlin". */
+export function formatLocal(instant: Date, zone: string): string {
+  return `${momentIn(zone).format(instant)} ${zone}`;
 }
 
 /** The QR code as an inline SVG image named for a screen reader. */
@@ -174,6 +186,7 @@ export function passPage(model: PassPageModel): SafeHtml {
   const count = model.passes.length;
   const paths = passPagePaths(model.token);
   const anyUsable = model.passes.some((p) => p.kind === 'usable');
+  const arrival = localArrival(model.timeZone, model.arrivalDate, model.arrivalTime, model.validFrom);
   return frame(
     `Guest pass for ${model.firstName}`,
     html`<h1>Guest pass for ${model.firstName}</h1>
@@ -181,8 +194,8 @@ export function passPage(model: PassPageModel): SafeHtml {
 <h2 id="visit-heading">Your visit</h2>
 <dl class="facts">
 <dt>Place</dt><dd>${model.facilityName}</dd>
-<dt>Arrival</dt><dd><time datetime="${model.arrivalDate}">${formatDay(model.arrivalDate)}</time>${model.arrivalTime !== null && html`, <time datetime="${model.arrivalTime}">${model.arrivalTime}</time>`}</dd>
-<dt>Valid</dt><dd>from <time datetime="${model.validFrom.toISOString()}">${formatUtc(model.validFrom)}</time> until <time datetime="${model.validUntil.toISOString()}">${formatUtc(model.validUntil)}</time></dd>
+<dt>Arrival</dt><dd><time datetime="${arrival.date}">${formatDay(arrival.date)}</time>${arrival.time !== null && html`, <time datetime="${arrival.time}">${arrival.time}</time> ${model.timeZone}`}</dd>
+<dt>Valid</dt><dd>from <time datetime="${model.validFrom.toISOString()}">${formatLocal(model.validFrom, model.timeZone)}</time> until <time datetime="${model.validUntil.toISOString()}">${formatLocal(model.validUntil, model.timeZone)}</time></dd>
 ${model.invitedBy !== null && html`<dt>Invited by</dt><dd>${model.invitedBy}</dd>\n`}</dl>
 <p><a class="button-link" href="${paths.calendar}" download="guest-pass.ics">Add to calendar</a></p>
 </section>

@@ -7,9 +7,10 @@ const INPUT: PassCalendarInput = {
   batchId: '0b7f9a52-2f5e-4a7b-9b7e-3a1f2c9d8e01',
   firstName: 'Grace',
   facilityName: 'Main entrance',
+  timeZone: 'UTC',
   arrivalDate: '2026-12-01',
   arrivalTime: '09:30',
-  validFrom: new Date('2026-12-01T00:00:00.000Z'),
+  validFrom: new Date('2026-12-01T09:30:00.000Z'),
   validUntil: new Date('2026-12-02T06:30:15.250Z'),
   invitedBy: 'Ada Admin',
   now: new Date('2026-11-20T08:00:00Z'),
@@ -41,10 +42,21 @@ describe('pass calendar (ICS)', () => {
   });
 
   it('spans the validity window in UTC, stamped with the time it was made', () => {
-    expect(property(ics, 'DTSTART')).to.equal('20261201T000000Z');
+    expect(property(ics, 'DTSTART')).to.equal('20261201T093000Z');
     expect(property(ics, 'DTEND')).to.equal('20261202T063015Z');
     expect(property(ics, 'DTSTAMP')).to.equal('20261120T080000Z');
     expect(icsUtc(new Date('2027-01-02T03:04:05.678Z'))).to.equal('20270102T030405Z');
+  });
+
+  it("keeps UTC instants in DTSTART/DTEND and says the facility's local times and zone in the description", () => {
+    // A Europe/Berlin facility (CET, +01:00): arrival 09:30 local, the window to local midnight.
+    const berlin = passCalendar({ ...INPUT, timeZone: 'Europe/Berlin', validFrom: new Date('2026-12-01T08:30:00.000Z'), validUntil: new Date('2026-12-01T22:59:59.999Z') });
+    expect(property(berlin, 'DTSTART')).to.equal('20261201T083000Z');
+    expect(property(berlin, 'DTEND')).to.equal('20261201T225959Z');
+    const description = property(berlin, 'DESCRIPTION');
+    expect(description).to.include('Arrival: 2026-12-01 09:30 Europe/Berlin.');
+    expect(description).to.include('Valid from 2026-12-01 09:30 until 2026-12-01 23:59 Europe/Berlin.');
+    expect(description).to.not.include('UTC');
   });
 
   it('names the facility in SUMMARY and LOCATION, with a UID from the batch that does not reveal it', () => {

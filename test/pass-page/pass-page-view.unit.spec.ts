@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import {
   PASS_PAGE_CONTENT_SECURITY_POLICY,
   PASS_PAGE_STYLESHEET,
-  formatUtc,
+  formatLocal,
   passMessagePage,
   passPage,
 } from '../../command-service/pass-page/pass-page-view.js';
@@ -35,8 +35,9 @@ function model(overrides: Partial<PassPageModel> = {}): PassPageModel {
     firstName: 'Grace',
     facilityName: 'Main entrance',
     arrivalDate: '2026-12-01',
+    timeZone: 'UTC',
     arrivalTime: '09:30',
-    validFrom: new Date('2026-12-01T00:00:00Z'),
+    validFrom: new Date('2026-12-01T09:30:00Z'),
     validUntil: new Date('2026-12-02T00:00:00Z'),
     invitedBy: 'Ada Admin',
     passes: [
@@ -70,13 +71,26 @@ describe('pass page (HTML)', () => {
     expect(page).to.include('<meta name="robots" content="noindex, nofollow">');
   });
 
+  it("shows arrival and validity in the facility's local time, naming its zone (Europe/Berlin, America/New_York)", () => {
+    // 09:30 in Berlin (CET) is 08:30 UTC; the window ends at local midnight.
+    const berlin = passPage(model({ timeZone: 'Europe/Berlin', validFrom: new Date('2026-12-01T08:30:00Z'), validUntil: new Date('2026-12-01T22:59:59.999Z') })).value;
+    expect(berlin).to.include('<time datetime="09:30">09:30</time> Europe/Berlin');
+    expect(berlin).to.include('<time datetime="2026-12-01T08:30:00.000Z">1 December 2026 at 09:30 Europe/Berlin</time>');
+    expect(berlin).to.include('1 December 2026 at 23:59 Europe/Berlin</time>');
+    expect(berlin).to.not.include('UTC');
+    // 20:00 on 30 November in New York (EST) is 1 December in UTC: the local day is shown.
+    const newYork = passPage(model({ timeZone: 'America/New_York', arrivalDate: '2026-11-30', arrivalTime: '20:00', validFrom: new Date('2026-12-01T01:00:00Z') })).value;
+    expect(newYork).to.include('Monday, 30 November 2026').and.include('<time datetime="20:00">20:00</time> America/New_York');
+    expect(newYork).to.include('30 November 2026 at 20:00 America/New_York');
+  });
+
   it('shows the facility, arrival, the validity window in UTC and the inviter', () => {
     const page = passPage(model()).value;
     expect(page).to.include('<dd>Main entrance</dd>');
     expect(page).to.include('Tuesday, 1 December 2026');
-    expect(page).to.include('<time datetime="09:30">09:30</time>');
-    expect(page).to.include(`<time datetime="2026-12-01T00:00:00.000Z">${formatUtc(new Date('2026-12-01T00:00:00Z'))}</time>`);
-    expect(formatUtc(new Date('2026-12-02T13:05:00Z'))).to.equal('2 December 2026 at 13:05 UTC');
+    expect(page).to.include('<time datetime="09:30">09:30</time> UTC');
+    expect(page).to.include(`<time datetime="2026-12-01T09:30:00.000Z">${formatLocal(new Date('2026-12-01T09:30:00Z'), 'UTC')}</time>`);
+    expect(formatLocal(new Date('2026-12-02T13:05:00Z'), 'UTC')).to.equal('2 December 2026 at 13:05 UTC');
     expect(page).to.match(/<dt>Valid<\/dt><dd>from <time[^>]*>[^<]* UTC<\/time> until <time[^>]*>[^<]* UTC<\/time><\/dd>/);
     expect(page).to.include('<dt>Invited by</dt><dd>Ada Admin</dd>');
     expect(passPage(model({ invitedBy: null, arrivalTime: null })).value).to.not.include('Invited by').and.not.include('<time datetime="09:30"');
