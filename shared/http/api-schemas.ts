@@ -21,8 +21,8 @@ export const passSchema: JsonSchema = {
     phone: nullable('string'),
     status: { type: 'string', enum: ['expected', 'registered', 'checked_in', 'checked_out', 'cancelled'] },
     created_at: { type: 'string', format: 'date-time' },
-    arrival_date: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
-    arrival_time: nullable('string', { pattern: '^\\d{2}:\\d{2}$' }),
+    arrival_date: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: "The arrival day as given, in the facility's time zone (passes created before 1.2.0: UTC)." },
+    arrival_time: nullable('string', { pattern: '^\\d{2}:\\d{2}$', description: "The arrival time as given, in the facility's time zone (passes created before 1.2.0: UTC)." }),
     facility_id: nullable('integer'),
     facility_name: nullable('string'),
     delivery: {
