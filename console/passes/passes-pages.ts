@@ -103,8 +103,8 @@ ${textInput({ name: 'last_name', label: 'Guest’s last name (optional)', errors
 ${textInput({ name: 'email', label: 'Guest’s email address', hint: 'Give an email address, a mobile number or both: the guest’s pass link is sent there.', errors, value: form.email, type: 'email', autocomplete: 'off' })}
 ${textInput({ name: 'phone', label: 'Guest’s mobile number', hint: 'With the country code, for example +44 7700 900123.', errors, value: form.phone, autocomplete: 'off' })}
 ${selectField({ name: 'facility_id', label: 'Facility', errors, options: input.facilities, selected: form.facilityId })}
-${textInput({ name: 'arrival_date', label: 'Arrival date', hint: 'YYYY-MM-DD (UTC).', errors, value: form.arrivalDate, type: 'date', width: 'short' })}
-${textInput({ name: 'arrival_time', label: 'Arrival time (optional)', hint: '24-hour HH:MM (UTC). Without one, the pass opens at the start of the day.', errors, value: form.arrivalTime, width: 'short' })}
+${textInput({ name: 'arrival_date', label: 'Arrival date', hint: "YYYY-MM-DD, in the facility's time zone.", errors, value: form.arrivalDate, type: 'date', width: 'short' })}
+${textInput({ name: 'arrival_time', label: 'Arrival time (optional)', hint: "24-hour HH:MM, in the facility's time zone. Without one, the pass opens at the start of the day there.", errors, value: form.arrivalTime, width: 'short' })}
 ${textInput({ name: 'quantity', label: 'Number of passes', hint: 'From 1 to 10: one pass link for all of them.', errors, value: form.quantity, type: 'number', width: 'short' })}
 ${textArea({ name: 'notes', label: 'Notes (optional)', errors, value: form.notes })}
 <div class="actions">${button('Create pass')} <a class="button button--secondary" href="${CONSOLE_PATHS.passes}">Cancel</a></div>`,
