@@ -13,13 +13,17 @@ import { streams } from '../../shared/domain/events.js';
 import { browserSignedInAgo } from './support/console-session.js';
 import type { Browser } from '../sign-in/support/browser.js';
 
-/** The list's row of `keyId`, as text without tags; fails when the key is not listed. */
-async function listedRow(browser: Browser, keyId: string): Promise<string> {
+/** The list's row of `keyId`, by column heading, as text without tags; fails when the key is not listed. */
+async function listedRow(browser: Browser, keyId: string): Promise<Record<string, string>> {
   const page = await browser.get('/settings/api-keys');
   expect(page.status).to.equal(200);
-  const row = [...page.text.matchAll(/<tr\b[\s\S]*?<\/tr>/g)].map((m) => m[0]).find((tr) => tr.includes(keyId));
+  const cellsOf = (tr: string) => [...tr.matchAll(/<t[hd]\b[^>]*>([\s\S]*?)<\/t[hd]>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim());
+  const rows = [...page.text.matchAll(/<tr\b[\s\S]*?<\/tr>/g)].map((m) => m[0]);
+  const head = cellsOf(rows[0]!);
+  const row = rows.find((tr) => tr.includes(keyId));
   expect(row, `row of ${keyId}`).to.be.a('string');
-  return row!.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+  expect(page.text).to.not.match(/svc_sk_/);
+  return Object.fromEntries(cellsOf(row!).map((cell, i) => [head[i]!, cell]));
 }
 
 /** Polls (at most 5 s) until `check` holds, then returns its last value. */
@@ -49,7 +53,7 @@ describe('console API keys: name and last use', function () {
     const admin = await stack.seed.user(tenant.orgId, { roles: ['admin'] });
     const browser = await browserSignedInAgo(stack, { userId: admin.userId, orgId: tenant.orgId });
     const form = await browser.get('/settings/api-keys/new');
-    expect(form.text).to.match(/<label[^>]*for="name"/);
+    expect(form.text).to.match(/<label for="[^"]+">Name<\/label>/);
     const shown = await browser.post('/settings/api-keys/new', { csrf: csrfTokenOf(form.text), name: '  Reception kiosk ', scopes: 'org:facilities:read' });
     expect(shown.status).to.equal(200);
     const apiKey = inputValue(shown.text, 'secret-value') ?? /id="secret-value"[^>]*value="([^"]+)"/.exec(shown.text)?.[1];
@@ -58,8 +62,7 @@ describe('console API keys: name and last use', function () {
     expect(name).to.equal('Reception kiosk');
 
     const before = await listedRow(browser, keyId);
-    expect(before).to.include('Reception kiosk').and.include('Never');
-    expect(before).to.not.include(apiKey!);
+    expect(before).to.include({ Name: 'Reception kiosk', 'Last used': 'Never' });
 
     const startedAt = new Date();
     const call = await stack.request('GET', '/api/v1/org/facilities', { apiKey: apiKey! });
@@ -72,11 +75,10 @@ describe('console API keys: name and last use', function () {
     );
     expect(recorded!.getTime()).to.be.at.least(startedAt.getTime() - 1000);
     const after = await listedRow(browser, keyId);
-    expect(after).to.include('Reception kiosk').and.not.include('Never');
     // The page shows times in UTC as YYYY-MM-DD HH:MM.
-    expect(after).to.include(recorded!.toISOString().slice(0, 10));
-    // The other key of the tenant was not used.
-    expect(await listedRow(browser, tenant.keyId)).to.include('Never');
+    expect(after).to.include({ Name: 'Reception kiosk', 'Last used': `${recorded!.toISOString().slice(0, 16).replace('T', ' ')} UTC` });
+    // The tenant's other key was not used.
+    expect(await listedRow(browser, tenant.keyId)).to.include({ 'Last used': 'Never' });
   });
 
   it('lists a key from an ApiKeyCreated of schema version 1 (no name) as "(unnamed)"', async () => {
@@ -101,8 +103,7 @@ describe('console API keys: name and last use', function () {
     expect((read!.data as { name: unknown }).name).to.equal(null);
     await eventually('the key in the read model', () => stack.db(READ_MODELS.apiKeys).first('name').where({ key_id: keyId }), (row) => row !== undefined);
     const browser = await browserSignedInAgo(stack, { userId: admin.userId, orgId: tenant.orgId });
-    const row = await listedRow(browser, keyId);
-    expect(row).to.include('(unnamed)').and.include('Never');
+    expect(await listedRow(browser, keyId)).to.include({ Name: '(unnamed)', 'Last used': 'Never' });
   });
 
   it('refuses a key without a name or with a name over 100 characters, keeping the input, and creates none', async () => {
