@@ -131,6 +131,8 @@ export type ApiKeyCreated = {
     expiresAt: string | null;
     /** Canonical CIDRs (`address/prefix`; a single address is /32 or /128); empty = any source. */
     allowedIps: string[];
+    /** 1 to 100 characters, trimmed; null for keys created before keys had names (schema version 1). */
+    name: string | null;
   };
 };
 export type ApiKeyRevoked = { type: 'ApiKeyRevoked'; data: { keyId: string; orgId: number } };

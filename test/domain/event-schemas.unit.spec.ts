@@ -169,6 +169,18 @@ describe('event schemas', () => {
       expect(upcast('PassCreated', 1, v1)).to.deep.equal({ schemaVersion: 2, data: { ...v1, passLinkHash: null } });
     });
 
+    it('reads an ApiKeyCreated from before keys had names (v1) as an unnamed key, and a v2 name is 1 to 100 characters', () => {
+      const { name: _, ...v1 } = sampleEvents.ApiKeyCreated.data;
+      expect(() => validateEvent('ApiKeyCreated', 1, v1)).not.to.throw();
+      expect(() => validateEvent('ApiKeyCreated', 1, { ...v1, name: 'x' })).to.throw(Error, /additional properties/);
+      const current = upcast('ApiKeyCreated', 1, v1);
+      expect(current).to.deep.equal({ schemaVersion: 2, data: { ...v1, name: null } });
+      expect(() => validateEvent('ApiKeyCreated', 2, current.data)).not.to.throw();
+      expect(() => validateEvent('ApiKeyCreated', 2, v1)).to.throw(Error, /name/);
+      expect(() => validateEvent('ApiKeyCreated', 2, { ...v1, name: '' })).to.throw(Error, /name/);
+      expect(() => validateEvent('ApiKeyCreated', 2, { ...v1, name: 'x'.repeat(101) })).to.throw(Error, /name/);
+    });
+
     it('chains upcasters one version at a time', () => {
       const upcasters = {
         1: (d: unknown) => ({ ...(d as object), v2: true }),

@@ -100,6 +100,7 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
       scopes: ['org:passes:read', 'org:passes:write'],
       expiresAt: '2027-01-01T00:00:00.000Z',
       allowedIps: ['10.0.0.0/8', '2001:db8::/32'],
+      name: 'Reception kiosk',
     },
   },
   ApiKeyRevoked: { type: 'ApiKeyRevoked', data: { keyId: 'key_0123456789abcdef01234567', orgId: 1 } },
