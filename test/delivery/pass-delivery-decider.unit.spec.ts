@@ -19,7 +19,7 @@ const failed = (channel: 'email' | 'sms', attempt: number, final: boolean): Deli
 type Outcome = RecordDeliveryOutcomes['data']['attempts'][number]['outcome'];
 const record = (channel: 'email' | 'sms', attempt: number, outcome: Outcome): RecordDeliveryOutcomes => ({
   type: 'RecordDeliveryOutcomes',
-  data: { batchId, orgId: 1, attempts: [{ channel, attempt, outcome }] },
+  data: { batchId, orgId: 1, round: 0, attempts: [{ channel, attempt, outcome }] },
 });
 const accepted = { kind: 'sent', messageId: `<pass-${batchId}@example.test>`, providerMessageId: null } as const;
 
@@ -49,6 +49,7 @@ describe('pass delivery decider', () => {
       data: {
         batchId,
         orgId: 1,
+        round: 0,
         attempts: [
           { channel: 'email', attempt: 2, outcome: accepted },
           { channel: 'sms', attempt: 2, outcome: { kind: 'failed', errorClass: 'provider_unavailable', final: false } },
@@ -62,7 +63,7 @@ describe('pass delivery decider', () => {
   it('keeps the channels apart', () => {
     spec.given([sent('email', 1)]).when(record('sms', 1, accepted)).then([sent('sms', 1)]);
     const state = fold(passDeliveryDecider, [sent('email', 1), failed('sms', 1, false)]);
-    expect(state).to.deep.equal({ email: { status: 'sent', attempts: 1 }, sms: { status: 'pending', attempts: 1 } });
+    expect(state).to.deep.equal({ email: { status: 'sent', attempts: 1 }, sms: { status: 'pending', attempts: 1 }, round: 0, lastResendAt: null });
   });
 });
 
