@@ -45,6 +45,7 @@ const breakages: { readonly [T in DomainEventType]: (data: Record<string, unknow
   PassCheckedOut: (d) => void (d.checkedOutAt = 'later'),
   PassDeliverySucceeded: (d) => void (d.channel = 'fax'),
   PassDeliveryFailed: (d) => void (d.errorClass = 'SMTP 550 user unknown: ada@example.com'),
+  PassMessageResendRequested: (d) => void (d.requestedAt = 'ten minutes ago'),
   DoorAccessRecorded: (d) => void (d.result = 'maybe'),
   OAuthClientRegistered: (d) => void (d.clientType = 'native'),
   OAuthClientDeleted: (d) => void (d.clientId = 'svc_short'),

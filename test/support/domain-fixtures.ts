@@ -202,6 +202,10 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
       final: false,
     },
   },
+  PassMessageResendRequested: {
+    type: 'PassMessageResendRequested',
+    data: { batchId: '6f1c8a9e-2b7d-4c1e-9f3a-5d8e7b6a4c21', orgId: 1, requestedBy: 7, requestedAt: '2026-12-01T09:00:00.000Z' },
+  },
   DoorAccessRecorded: {
     type: 'DoorAccessRecorded',
     data: {
