@@ -95,7 +95,7 @@ function buildLog(target: number): { log: LogBuilder; passes: number; revoked: n
     const keyId = `key${org}`;
     log.add(streams.apiKey(keyId), {
       type: 'ApiKeyCreated',
-      data: { keyId, orgId: org, userId: org * 1000, keyHash: sha256(keyId), scopes, expiresAt: null, allowedIps: [] },
+      data: { keyId, orgId: org, userId: org * 1000, keyHash: sha256(keyId), scopes, expiresAt: null, allowedIps: [], name: `Key of ${org}` },
     });
   }
   let passId = 0;

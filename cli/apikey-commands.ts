@@ -14,6 +14,7 @@ export async function apikeyCommand(runtime: Runtime, args: string[]): Promise<R
       scopes: { type: 'string' },
       'expires-at': { type: 'string' },
       'allow-ip': { type: 'string', multiple: true },
+      name: { type: 'string' },
     });
     noPositionals(positionals);
     const input = {
@@ -22,6 +23,7 @@ export async function apikeyCommand(runtime: Runtime, args: string[]): Promise<R
       scopes: required(values, 'scopes').split(',').map((s) => s.trim()).filter(Boolean),
       expiresAt: optional(values, 'expires-at') ?? null,
       allowedIps: list(values, 'allow-ip'),
+      name: optional(values, 'name') ?? null,
     };
     const { keyId, apiKey } = await write(runtime, (ctx) => createApiKey(runtime.deps, input, ctx));
     return { json: { id: keyId, api_key: apiKey }, text: `API key ${keyId} created; shown once:\n${apiKey}` };

@@ -1,4 +1,6 @@
 // api_keys: one row per organization API key, found by the hash of the presented key.
+// Version 2 adds the key's name (ApiKeyCreated version 2): a rebuild on start fills it.
+// When a key was last used is not here: see shared/auth/api-key-last-use.ts.
 import type { Knex } from 'knex';
 import type { ApiKeyRow } from '../shared/db/read-models.js';
 import { READ_MODELS } from '../shared/db/read-models.js';
@@ -6,7 +8,7 @@ import type { Projection, ProjectionEvent } from './projection.js';
 
 export const apiKeysProjection: Projection<ApiKeyRow> = {
   name: READ_MODELS.apiKeys,
-  version: 1,
+  version: 2,
   handles: ['ApiKeyCreated', 'ApiKeyRevoked'],
   keyColumn: 'key_id',
 
@@ -33,6 +35,7 @@ export const apiKeysProjection: Projection<ApiKeyRow> = {
           scopes: [...d.scopes],
           expires_at: d.expiresAt === null ? null : new Date(d.expiresAt),
           allowed_ips: [...d.allowedIps],
+          name: d.name,
           revoked: false,
           created_at: new Date(event.metadata.occurredAt),
         };
@@ -54,6 +57,7 @@ export const apiKeysProjection: Projection<ApiKeyRow> = {
         scopes      text[]      NOT NULL,
         expires_at  timestamptz,
         allowed_ips text[]      NOT NULL,
+        name        text,
         revoked     boolean     NOT NULL,
         created_at  timestamptz NOT NULL
       )`,

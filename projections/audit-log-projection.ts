@@ -20,7 +20,7 @@ const LEFT_OUT: ReadonlySet<string> = new Set(['DoorAccessRecorded']);
 export function auditKindOf(type: string): AuditKind | null {
   if (LEFT_OUT.has(type)) return null;
   if (type === 'PassCheckedIn' || type === 'PassCheckedOut') return 'visits';
-  if (type.startsWith('PassDelivery')) return 'delivery';
+  if (type.startsWith('PassDelivery') || type === 'PassMessageResendRequested') return 'delivery';
   if (type.startsWith('Pass')) return 'passes';
   if (type.startsWith('MemberEmail')) return 'people';
   if (type.startsWith('Member')) return 'members';

@@ -21,7 +21,7 @@ const DELIVERY_COLUMN: Readonly<Record<DeliveryChannel, 'email_delivery' | 'sms_
 export const passBatchesProjection: Projection<WrittenPassBatchRow> = {
   name: READ_MODELS.passBatches,
   version: 1,
-  handles: ['PassCreated', 'PassDeliverySucceeded', 'PassDeliveryFailed'],
+  handles: ['PassCreated', 'PassDeliverySucceeded', 'PassDeliveryFailed', 'PassMessageResendRequested'],
   keyColumn: 'batch_id',
   opensGuestData: true,
 
@@ -30,6 +30,7 @@ export const passBatchesProjection: Projection<WrittenPassBatchRow> = {
       case 'PassCreated':
       case 'PassDeliverySucceeded':
       case 'PassDeliveryFailed':
+      case 'PassMessageResendRequested':
         return event.data.batchId;
       default:
         return null;
@@ -70,6 +71,12 @@ export const passBatchesProjection: Projection<WrittenPassBatchRow> = {
         if (row[column] === null || row[column] === 'sent') return undefined;
         const status = event.type === 'PassDeliverySucceeded' ? 'sent' : event.data.final ? 'failed' : 'pending';
         return row[column] === status ? undefined : { ...row, [column]: status };
+      }
+      case 'PassMessageResendRequested': {
+        // A new round: each channel with an address is pending again until its outcome.
+        if (!row) return undefined;
+        const again = (status: string | null) => (status === null ? null : 'pending');
+        return { ...row, email_delivery: again(row.email_delivery), sms_delivery: again(row.sms_delivery) };
       }
       default:
         return undefined;

@@ -7,7 +7,9 @@
 // - a new batch of passes (a PassCreated with a pass page) goes on the list, due now;
 // - a batch's recorded outcomes (PassDeliverySucceeded / PassDeliveryFailed, the events of one
 //   round of attempts sharing one occurredAt) take it off the list (done), or make it due again
-//   after the pause its transient failure calls for (about 1 s, 10 s, 1 min, 10 min, 1 h).
+//   after the pause its transient failure calls for (about 1 s, 10 s, 1 min, 10 min, 1 h);
+// - a resend (PassMessageResendRequested) puts a batch back on the list, due now, for a new round
+//   (done or not: the round's outcomes after it take it off again).
 //
 // The worker (pass-delivery-worker.ts) sends and records; it writes the list itself only where
 // no event says what became of a batch. The same transaction NOTIFYs `pass_delivery_due` (new
@@ -23,7 +25,7 @@
 import { randomUUID } from 'node:crypto';
 import { sqlLiteral } from '../shared/db/sql-literal.js';
 import type { PassCreated } from '../shared/domain/events.js';
-import type { PassDeliveryFailed, PassDeliverySucceeded } from '../shared/domain/delivery-events.js';
+import type { PassDeliveryFailed, PassDeliverySucceeded, PassMessageResendRequested } from '../shared/domain/delivery-events.js';
 import { nextAttemptAt } from '../shared/domain/delivery-plan.js';
 import type { RecordedEvent } from '../shared/event-store/event-store.js';
 import { DELIVERY_NOTIFY_CHANNEL, encodeDeliveryNotifications } from '../shared/delivery/delivery-outcomes.js';
@@ -98,6 +100,8 @@ export function deliveryJobsOf(events: readonly RecordedEvent[], now: Date): Job
 export function jobUpdatesOf(events: readonly RecordedEvent[]): JobUpdate[] {
   const rounds = new Map<string, { at: string; retryAt: Date | null }>();
   for (const event of events) {
+    // A resend: what came before it of this batch says nothing of the new round.
+    if (event.type === 'PassMessageResendRequested') rounds.delete((event.data as PassMessageResendRequested['data']).batchId);
     if (event.type !== 'PassDeliverySucceeded' && event.type !== 'PassDeliveryFailed') continue;
     const data = event.data as PassDeliverySucceeded['data'] | PassDeliveryFailed['data'];
     const at = event.metadata.occurredAt;
@@ -109,6 +113,24 @@ export function jobUpdatesOf(events: readonly RecordedEvent[]): JobUpdate[] {
     }
   }
   return [...rounds].map(([batch_id, round]) => ({ batch_id, done: round.retryAt === null, next_attempt_at: round.retryAt }));
+}
+
+/** The batches a resend among `events` puts back on the list (each once). */
+export function resentBatchesOf(events: readonly RecordedEvent[]): string[] {
+  const ids = new Set<string>();
+  for (const event of events) {
+    if (event.type === 'PassMessageResendRequested') ids.add((event.data as PassMessageResendRequested['data']).batchId);
+  }
+  return [...ids];
+}
+
+/**
+ * The resent batches due now, done or not: run before the chunk's outcome updates, so that the
+ * new round's outcomes in the same chunk (jobUpdatesOf keeps only those) have the last word.
+ */
+export function reviveJobsStatement(batchIds: readonly string[], now: Date): string {
+  return `UPDATE pass_delivery_jobs SET done = false, next_attempt_at = ${sqlLiteral(now.toISOString())}::timestamptz, updated_at = now()
+     WHERE batch_id = ANY(${sqlLiteral(`{${batchIds.join(',')}}`)}::text[])`;
 }
 
 /**
@@ -146,20 +168,24 @@ function notify(channel: string, payload: string): string {
 
 export const passDeliveryScheduler: TransactionalReactor = {
   name: PASS_DELIVERY_REACTOR,
-  handles: ['PassCreated', 'PassDeliverySucceeded', 'PassDeliveryFailed'],
+  handles: ['PassCreated', 'PassDeliverySucceeded', 'PassDeliveryFailed', 'PassMessageResendRequested'],
   statements(events) {
-    const jobs = deliveryJobsOf(events, new Date());
+    const now = new Date();
+    const jobs = deliveryJobsOf(events, now);
+    const resent = resentBatchesOf(events);
     const updates = jobUpdatesOf(events);
-    if (jobs.length === 0 && updates.length === 0) return { statements: [], acted: 0 };
+    if (jobs.length === 0 && resent.length === 0 && updates.length === 0) return { statements: [], acted: 0 };
     const settledIds = updates.map((u) => u.batch_id);
     const statements = [
-      ...(jobs.length > 0 ? [insertJobsStatement(jobs), notify(DELIVERY_DUE_CHANNEL, SCHEDULING_PROCESS)] : []),
+      ...(jobs.length > 0 ? [insertJobsStatement(jobs)] : []),
+      ...(resent.length > 0 ? [reviveJobsStatement(resent, now)] : []),
+      ...(jobs.length > 0 || resent.length > 0 ? [notify(DELIVERY_DUE_CHANNEL, SCHEDULING_PROCESS)] : []),
       ...(updates.length > 0 ? [updateJobsStatement(updates), ...encodeDeliveryNotifications(settledIds).map((ids) => notify(DELIVERY_NOTIFY_CHANNEL, ids))] : []),
     ];
-    const change: WorkListChange = { scheduled: jobs.length, settledIds };
+    const change: WorkListChange = { scheduled: jobs.length + resent.length, settledIds };
     return {
       statements,
-      acted: jobs.length + updates.length,
+      acted: jobs.length + resent.length + updates.length,
       committed: () => {
         for (const listener of [...listeners]) listener(change);
       },

@@ -3,7 +3,8 @@
 // cannot make its batch due again (pass-delivery-reactor.ts); after a week nothing replays it but
 // a reset of the reactor's checkpoint, which puts the batch back on the list, where the worker finds
 // its delivery stream settled and sends nothing. So the list holds the recent past only, not one
-// row per batch for ever.
+// row per batch for ever. A batch whose passes are still valid keeps its row past the week: a
+// host may ask for its message again (a resend makes the row due again; it does not create one).
 //
 // Deleted in slices, each its own short transaction: with the PostgreSQL event store a long
 // write transaction would hold back every reader of the log (README, "Production"). Every process
@@ -17,13 +18,15 @@ const SLICE = 1000;
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
 /** Deletes the rows done before `before`, a slice at a time; resolves with how many. */
-export async function deleteDoneJobs(knex: Knex, before: Date, slice = SLICE): Promise<number> {
+export async function deleteDoneJobs(knex: Knex, before: Date, slice = SLICE, now = new Date()): Promise<number> {
   let deleted = 0;
   for (;;) {
     const { rowCount } = await knex.raw<{ rowCount: number }>(
       `DELETE FROM pass_delivery_jobs WHERE batch_id IN (
-         SELECT batch_id FROM pass_delivery_jobs WHERE done AND updated_at < ? LIMIT ?)`,
-      [before.toISOString(), slice],
+         SELECT batch_id FROM pass_delivery_jobs
+         WHERE done AND updated_at < ? AND coalesce((pass->>'validUntil')::timestamptz, '-infinity'::timestamptz) < ?
+         LIMIT ?)`,
+      [before.toISOString(), now.toISOString(), slice],
     );
     deleted += rowCount;
     if (rowCount < slice) return deleted;
@@ -34,7 +37,7 @@ export async function deleteDoneJobs(knex: Knex, before: Date, slice = SLICE): P
 export function sweepDoneJobs(knex: Knex, logger?: Logger, now: () => number = Date.now): () => Promise<void> {
   let sweeping: Promise<void> | null = null;
   const sweep = () => {
-    sweeping ??= deleteDoneJobs(knex, new Date(now() - DONE_JOB_RETENTION_MS))
+    sweeping ??= deleteDoneJobs(knex, new Date(now() - DONE_JOB_RETENTION_MS), SLICE, new Date(now()))
       .then((deleted) => void (deleted > 0 && logger?.info({ deleted }, 'pass delivery: done work-list rows past their week deleted')))
       .catch((error: unknown) => logger?.warn({ err: error }, 'pass delivery: deleting done work-list rows failed; trying again in an hour'))
       .finally(() => (sweeping = null));

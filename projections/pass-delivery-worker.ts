@@ -339,7 +339,7 @@ export class PassDeliveryWorker {
       now,
     });
 
-    const content = guest?.passLinkToken && steps.some((s) => s.action === 'send') ? this.content(pass, guest, guest.passLinkToken, facility) : null;
+    const content = guest?.passLinkToken && steps.some((s) => s.action === 'send') ? { ...this.content(pass, guest, guest.passLinkToken, facility), round: state.round } : null;
     const outcomes = await Promise.all(steps.map(async (step) => ({ step, outcome: await this.attempt(step, guest, content, batchId) })));
     // Settled already (a replay, another worker): no event will take it off the list.
     if (outcomes.length === 0) return { kind: 'finished', update: { batch_id: batchId, done: true, next_attempt_at: null } };
@@ -447,7 +447,7 @@ export class PassDeliveryWorker {
       passDeliveryDecider,
       {
         type: 'RecordDeliveryOutcomes',
-        data: { batchId: pass.batchId, orgId: pass.orgId, attempts: outcomes.map(({ step, outcome }) => ({ channel: step.channel, attempt: step.attempt, outcome })) },
+        data: { batchId: pass.batchId, orgId: pass.orgId, round: state.round, attempts: outcomes.map(({ step, outcome }) => ({ channel: step.channel, attempt: step.attempt, outcome })) },
       },
       ctx,
       { known: { state, revision } },
@@ -500,7 +500,9 @@ function textArray(values: readonly string[]): string {
 /** When the latest transient failure of a channel still pending lets the next attempt go (null: nothing to wait for). */
 function retryNotBefore(events: readonly RecordedEvent[], state: PassDeliveryState): Date | null {
   let notBefore: Date | null = null;
-  for (const event of events) {
+  // Only the current round's failures count: a resend starts its channels afresh.
+  const roundStart = events.findLastIndex((e) => e.type === 'PassMessageResendRequested') + 1;
+  for (const event of events.slice(roundStart)) {
     if (event.type !== 'PassDeliveryFailed') continue;
     const data = event.data as PassDeliveryFailed['data'];
     if (data.final || state[data.channel].status !== 'pending' || data.attempt < state[data.channel].attempts) continue;

@@ -27,6 +27,8 @@ export interface CreateApiKeyInput {
   readonly expiresAt?: string | Date | null;
   /** CIDR ranges or single addresses; empty or omitted allows any source. */
   readonly allowedIps?: readonly string[];
+  /** What the admin calls the key (1 to 100 characters); the console requires one, the CLI not. */
+  readonly name?: string | null;
 }
 
 export interface CreateApiKeyResult {
@@ -70,6 +72,7 @@ export async function createApiKey(deps: CommandDeps, input: CreateApiKeyInput, 
         scopes: input.scopes,
         expiresAt: expiryInstant(input.expiresAt),
         allowedIps: input.allowedIps ?? [],
+        name: input.name ?? null,
         now: ctx.now.toISOString(),
       },
     },

@@ -136,12 +136,16 @@ export interface PassDetail extends PassListEntry {
   readonly batchSize: number;
 }
 
-export function passDetailPage(input: PageBase & { readonly pass: PassDetail; readonly notice: string | null }): SafeHtml {
+export function passDetailPage(input: PageBase & { readonly pass: PassDetail; readonly notice: string | null; readonly refusal?: string | null }): SafeHtml {
   const p = input.pass;
   const active = p.status === 'expected' || p.status === 'registered';
+  // Resending needs somewhere to send to and a pass still to use (the use case checks again).
+  const resendable = active && p.passLink !== null && ((p.email ?? null) !== null || (p.sms ?? null) !== null);
+  const refusal = input.refusal ?? null;
   return consoleLayout(
     { title: `Pass for ${p.guestName}`, user: input.user, csrfToken: input.csrfToken, current: CONSOLE_PATHS.passes },
     html`${input.notice !== null && html`<div class="panel" role="status"><p>${input.notice}</p></div>`}
+${refusal !== null && html`<div class="error-summary" role="alert"><p>${refusal}</p></div>`}
 <h1>Pass for ${p.guestName}</h1>
 <dl class="facts">
 <dt>Status</dt><dd>${STATUS_TEXT[p.status] ?? p.status}</dd>
@@ -153,6 +157,8 @@ export function passDetailPage(input: PageBase & { readonly pass: PassDetail; re
 <dt>Pass page</dt><dd>${p.passLink === null ? 'No longer available (the guest’s details were erased)' : html`<a href="${p.passLink}">Open the guest’s pass page</a>`}</dd>
 <dt>Pass id</dt><dd><code>${p.publicId}</code></dd>
 </dl>
+${resendable && postForm(`${CONSOLE_PATHS.passes}/${p.publicId}/resend`, input.csrfToken, html`<p>Sends the guest’s message again, with the same link (at most once every 10 minutes).</p>
+<div class="actions">${button('Resend message', { variant: 'secondary' })}</div>`)}
 <div class="actions">
 ${active && html`<a class="button button--warning" href="${CONSOLE_PATHS.passes}/${p.publicId}/revoke">Revoke</a>`}
 <a class="button button--secondary" href="${CONSOLE_PATHS.passes}">Back to your passes</a>

@@ -2,7 +2,8 @@
 // open one, revoke one. The create is POST /api/v1/passes's: the same body parser
 // (parseCreatePassRequest) and use case (createPasses), attributed to and counted against the
 // signed-in user; the list is GET /api/v1/passes's query (listUserPasses, usageOf); the revoke is
-// DELETE /api/v1/passes/{id}'s (revokePass with createdBy, so another host's pass is 404).
+// DELETE /api/v1/passes/{id}'s (revokePass with createdBy, so another host's pass is 404); the
+// resend is resendPassMessage's (at most once per batch per 10 minutes, decided on the log).
 import type Router from '@koa/router';
 import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
 import { READ_MODELS, type FacilityRow, type PassBatchRow } from '../../shared/db/read-models.js';
@@ -13,6 +14,8 @@ import type { GuestDetails, PassCreated } from '../../shared/domain/events.js';
 import { open } from '../../shared/crypto/sealed-box.js';
 import { createPasses } from '../../command-service/passes/create-passes.js';
 import { revokePass } from '../../command-service/passes/revoke-pass.js';
+import { resendPassMessage } from '../../command-service/passes/resend-pass-message.js';
+import { ResendTooSoonError } from '../../shared/domain/pass-delivery-decider.js';
 import { userCommandContext } from '../../command-service/sign-in/sign-in-kit.js';
 import { redirectTo } from '../../command-service/sign-in/page-response.js';
 import { listUserPasses, usageOf } from '../../query-service/user/list-user-passes.js';
@@ -194,11 +197,33 @@ export function passesSection(router: Router<HttpState>, env: ConsoleEnv): void 
     return { link: `${deps.oauth.issuer}/p/${open<GuestDetails>(key, sealed).passLinkToken}`, size: batch.batch_size };
   }
 
+  async function showPass(ctx: HttpContext, row: PassRow & { public_id: string; batch_id: string }, notice: string | null, refusal: string | null): Promise<void> {
+    const { link, size } = await passLinkOf(row.batch_id);
+    const page = passDetailPage({ user: consoleUser(ctx), csrfToken: kit.csrfToken(ctx), pass: { ...listEntry(row), passLink: link, batchSize: size }, notice, refusal });
+    sendConsolePage(ctx, page, refusal === null ? 200 : 409);
+  }
+
   router.get(`${CONSOLE_PATHS.passes}/:publicId`, ...host, async (ctx) => {
     const row = await ownPass(ctx);
-    const { link, size } = await passLinkOf(row.batch_id);
-    const notice = ctx.query.notice === 'resent' ? 'The guest’s message was sent again, with the same link.' : null;
-    sendConsolePage(ctx, passDetailPage({ user: consoleUser(ctx), csrfToken: kit.csrfToken(ctx), pass: { ...listEntry(row), passLink: link, batchSize: size }, notice }));
+    const notice = ctx.query.notice === 'resent' ? 'The guest’s message is being sent again, with the same link.' : null;
+    await showPass(ctx, row, notice, null);
+  });
+
+  router.post(`${CONSOLE_PATHS.passes}/:publicId/resend`, ...host, async (ctx) => {
+    const user = consoleUser(ctx);
+    const row = await ownPass(ctx);
+    try {
+      await resendPassMessage(deps, { orgId: user.orgId, batchId: row.batch_id, requestedBy: user.userId }, userCommandContext(ctx, user.userId, new Date()));
+    } catch (error) {
+      if (error instanceof ResendTooSoonError) {
+        // In UTC, as the rest of the host's pages: the earliest whole minute it will be allowed.
+        const at = new Date(Math.ceil(error.retryAt.getTime() / 60_000) * 60_000).toISOString().slice(11, 16);
+        return showPass(ctx, row, null, `The message was sent again less than 10 minutes ago. You can resend at ${at} UTC.`);
+      }
+      if (error instanceof DomainError && error.status === 409) return showPass(ctx, row, null, `${refusalMessage(error)}: nothing was sent.`);
+      throw error;
+    }
+    redirectTo(ctx, `${CONSOLE_PATHS.passes}/${row.public_id}?notice=resent`);
   });
 
   router.get(`${CONSOLE_PATHS.passes}/:publicId/revoke`, ...host, async (ctx) => {

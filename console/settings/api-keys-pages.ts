@@ -8,6 +8,7 @@ import { consoleLayout } from '../pages/console-layout.js';
 import { dataTable, utcDateTime } from '../pages/data-table.js';
 import { button, buttonLink, choices, errorSummary, hasErrors, postForm, textArea, textInput, type FormErrors } from '../pages/form-fields.js';
 import { scopeList } from './clients-pages.js';
+import { MAX_API_KEY_NAME_LENGTH } from '../../shared/domain/api-key-decider.js';
 
 /** What each organization API scope lets a key do. */
 export const ORG_SCOPE_DESCRIPTIONS: Readonly<Record<OrgScope, string>> = {
@@ -23,12 +24,16 @@ const describeOrgScope = (scope: string) => ORG_SCOPE_DESCRIPTIONS[scope as OrgS
 
 export interface ApiKeyListItem {
   readonly key_id: string;
+  /** Null for keys created before keys had names. */
+  readonly name: string | null;
   readonly scopes: string[];
   readonly created_by: string | null;
   readonly created_at: Date;
   readonly expires_at: Date | null;
   readonly allowed_ips: string[];
   readonly revoked: boolean;
+  /** Null: never used (or not since last-use times were kept). */
+  readonly last_used_at: Date | null;
 }
 
 const NOTICES: Readonly<Record<string, string>> = { revoked: 'Key revoked. It stopped working at once.' };
@@ -46,14 +51,15 @@ export function apiKeysPage(input: { user: ConsoleUser; csrfToken: string; keys:
     { title: 'API keys', user: input.user, csrfToken: input.csrfToken, current: CONSOLE_PATHS.apiKeys },
     html`<h1>API keys</h1>
 ${notice !== undefined && html`<div class="panel" role="status"><p>${notice}</p></div>`}
-<p>Keys let your own systems use the organization API (<code>/api/v1/org/…</code>). A key acts for the admin who created it.</p>
+<p>Keys let your own systems use the organization API (<code>/api/v1/org/…</code>). A key acts for the admin who created it. Last use is updated about once a minute.</p>
 <p>${buttonLink(`${CONSOLE_PATHS.apiKeys}/new`, 'Create key')}</p>
 ${dataTable({
   id: 'api-keys',
   caption: 'Keys (times in UTC)',
-  head: ['Key ID', 'Status', 'Scopes', 'Created by', 'Created', 'Expires', 'IP allowlist', 'Actions'],
+  head: ['Name', 'Key ID', 'Status', 'Scopes', 'Created by', 'Created', 'Expires', 'IP allowlist', 'Last used', 'Actions'],
   empty: 'No keys yet.',
   rows: input.keys.map((k) => [
+    k.name ?? html`<span class="hint">(unnamed)</span>`,
     html`<code>${k.key_id}</code>`,
     status(k, now),
     scopeList(k.scopes, describeOrgScope),
@@ -61,6 +67,8 @@ ${dataTable({
     utcDateTime(k.created_at),
     k.expires_at === null ? 'Never' : utcDateTime(k.expires_at),
     k.allowed_ips.length === 0 ? 'Any address' : html`<ul class="scope-list">${k.allowed_ips.map((ip) => html`<li><code>${ip}</code></li>`)}</ul>`,
+    // Written at most once a minute per key and process: up to about a minute behind.
+    k.last_used_at === null ? 'Never' : utcDateTime(k.last_used_at),
     k.revoked ? '' : html`<a class="button button--secondary" href="${CONSOLE_PATHS.apiKeys}/${k.key_id}/revoke">Revoke<span class="visually-hidden"> key ${k.key_id}</span></a>`,
   ]),
 })}`,
@@ -68,12 +76,13 @@ ${dataTable({
 }
 
 export interface ApiKeyForm {
+  readonly name: string;
   readonly scopes: readonly string[];
   readonly expiresOn: string;
   readonly allowedIps: string;
 }
 
-export const EMPTY_API_KEY_FORM: ApiKeyForm = { scopes: [], expiresOn: '', allowedIps: '' };
+export const EMPTY_API_KEY_FORM: ApiKeyForm = { name: '', scopes: [], expiresOn: '', allowedIps: '' };
 
 export function newApiKeyPage(input: { user: ConsoleUser; csrfToken: string; form: ApiKeyForm; errors: FormErrors }): SafeHtml {
   const { form, errors } = input;
@@ -85,7 +94,8 @@ ${errorSummary(errors)}
 ${postForm(
   `${CONSOLE_PATHS.apiKeys}/new`,
   input.csrfToken,
-  html`${choices({
+  html`${textInput({ name: 'name', label: 'Name', hint: 'What the key is for, such as "Reception kiosk". Up to 100 characters.', value: form.name, errors, required: true, maxlength: MAX_API_KEY_NAME_LENGTH })}
+${choices({
   kind: 'checkbox',
   name: 'scopes',
   label: 'Scopes',

@@ -19,8 +19,11 @@ import { confirmPage, secretPage } from '../pages/common-pages.js';
 import { NO_ERRORS } from '../pages/form-fields.js';
 import { EMPTY_API_KEY_FORM, apiKeysPage, newApiKeyPage, type ApiKeyForm, type ApiKeyListItem } from './api-keys-pages.js';
 import { NotFoundError } from '../../shared/errors.js';
+import { LAST_USE_TABLE } from '../../shared/auth/api-key-last-use.js';
+import { MAX_API_KEY_NAME_LENGTH } from '../../shared/domain/api-key-decider.js';
 
 const REFUSAL_FIELDS = [
+  [/name/i, 'name'],
   [/scope/i, 'scopes'],
   [/expir/i, 'expires_on'],
   [/ip|address|cidr|range/i, 'allowed_ips'],
@@ -37,9 +40,10 @@ export function apiKeysSection(router: Router<HttpState>, env: ConsoleEnv): void
     const rows = await deps
       .db({ k: READ_MODELS.apiKeys })
       .leftJoin({ u: READ_MODELS.users }, 'u.user_id', 'k.user_id')
+      .leftJoin({ l: LAST_USE_TABLE }, 'l.key_id', 'k.key_id')
       .where('k.org_id', orgId)
       .orderBy([{ column: 'k.revoked' }, { column: 'k.created_at', order: 'desc' }, { column: 'k.key_id' }])
-      .select('k.key_id', 'k.scopes', 'u.email as created_by', 'k.created_at', 'k.expires_at', 'k.allowed_ips', 'k.revoked');
+      .select('k.key_id', 'k.name', 'k.scopes', 'u.email as created_by', 'k.created_at', 'k.expires_at', 'k.allowed_ips', 'k.revoked', 'l.last_used_at');
     return rows as ApiKeyListItem[];
   }
 
@@ -64,14 +68,16 @@ export function apiKeysSection(router: Router<HttpState>, env: ConsoleEnv): void
     const user = consoleUser(ctx);
     if (!requireRecentSignIn(env, ctx, 'create an API key', ctx.path)) return;
     const fields = postedForm(ctx);
-    const form: ApiKeyForm = { scopes: values(fields, 'scopes'), expiresOn: text(fields, 'expires_on').trim(), allowedIps: text(fields, 'allowed_ips') };
+    const form: ApiKeyForm = { name: text(fields, 'name').trim(), scopes: values(fields, 'scopes'), expiresOn: text(fields, 'expires_on').trim(), allowedIps: text(fields, 'allowed_ips') };
     const again = (errors: Record<string, string>) => sendConsolePage(ctx, newApiKeyPage({ user, csrfToken: kit.csrfToken(ctx), form, errors }), 400);
+    if (form.name === '') return again({ name: 'Enter a name for the key' });
+    if ([...form.name].length > MAX_API_KEY_NAME_LENGTH) return again({ name: `Enter a name of at most ${MAX_API_KEY_NAME_LENGTH} characters` });
     if (form.scopes.length === 0) return again({ scopes: 'Choose at least one scope' });
     if (form.expiresOn !== '' && !DATE.test(form.expiresOn)) return again({ expires_on: 'Enter the expiry as a date, such as 2027-01-31' });
     try {
       const created = await createApiKey(
         deps,
-        { orgId: user.orgId, userId: user.userId, scopes: form.scopes, expiresAt: form.expiresOn === '' ? null : form.expiresOn, allowedIps: lines(form.allowedIps) },
+        { orgId: user.orgId, userId: user.userId, name: form.name, scopes: form.scopes, expiresAt: form.expiresOn === '' ? null : form.expiresOn, allowedIps: lines(form.allowedIps) },
         userCommandContext(ctx, user.userId, new Date()),
       );
       sendConsolePage(
@@ -83,7 +89,10 @@ export function apiKeysSection(router: Router<HttpState>, env: ConsoleEnv): void
           title: 'API key created',
           label: 'API key',
           secret: created.apiKey,
-          facts: [{ term: 'Key ID', value: created.keyId }],
+          facts: [
+            { term: 'Name', value: form.name },
+            { term: 'Key ID', value: created.keyId },
+          ],
           next: { href: CONSOLE_PATHS.apiKeys, text: 'Back to API keys' },
         }),
       );

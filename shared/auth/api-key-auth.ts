@@ -16,6 +16,7 @@ import { ipAllowed } from './ip-allowlist.js';
 import { batchPerTurn } from '../db/turn-batch.js';
 import type { ReadModelChanges } from '../read-model-changes.js';
 import type { ApiKeyPrincipal } from './principal.js';
+import { lastUseRecorder } from './api-key-last-use.js';
 
 export const API_KEY_PREFIX = 'svc_sk_';
 /** Prefix and a base64url secret (43 characters for 256 bits); anything else is never looked up. */
@@ -63,9 +64,14 @@ export interface ApiKeyAuthOptions {
 export function apiKeyAuth(options: ApiKeyAuthOptions): HttpMiddleware {
   const now = options.now ?? (() => new Date());
   const lookUp = options.changes ? cachedLookup(apiKeyLookup(options.db), options.changes) : apiKeyLookup(options.db);
+  const lastUse = lastUseRecorder(options.db);
   return async function authenticateApiKey(ctx, next) {
     try {
-      ctx.state.principal = await authenticate(ctx, lookUp, options.trustProxy, now());
+      const at = now();
+      const principal = await authenticate(ctx, lookUp, options.trustProxy, at);
+      ctx.state.principal = principal;
+      // Throttled and not awaited: never delays or fails the request.
+      lastUse.record(principal.keyId, at, ctx.state.log);
     } catch (error) {
       if (error instanceof ApiKeyRejected) {
         ctx.state.log.info({ reason: error.reason, keyId: error.keyId }, 'api key rejected');

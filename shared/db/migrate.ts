@@ -20,6 +20,7 @@ const migrations: Array<() => Promise<Migration>> = [
   () => import('./migrations/014_pass_delivery_jobs_retention.js').then((m) => m.migration),
   () => import('./migrations/015_invitation_mail_claims.js').then((m) => m.migration),
   () => import('./migrations/016_audit_tree.js').then((m) => m.migration),
+  () => import('./migrations/017_api_key_last_use.js').then((m) => m.migration),
 ];
 
 class ListedMigrations implements Knex.MigrationSource<Migration> {

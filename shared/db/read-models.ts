@@ -89,6 +89,7 @@ export interface ApiKeyRow {
   scopes: string[];
   expires_at: Date | null;
   allowed_ips: string[];
+  name: string | null; // null: created before keys had names
   revoked: boolean;
   created_at: Date;
 }

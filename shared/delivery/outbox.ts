@@ -79,7 +79,8 @@ export class OutboxFolder {
 
 /** The batch id inside our Message-ID or idempotency key, else something random: the file name's middle. */
 function fileTag(key: string): string {
-  const batch = /^<?pass-([A-Za-z0-9-]{1,64}?)(?:-sms)?(?:@|$)/.exec(key)?.[1];
+  // A resend's round (`-r{n}`) is left out: the file is named after its batch like the first.
+  const batch = /^<?pass-([A-Za-z0-9-]{1,64}?)(?:-r\d+)?(?:-sms)?(?:@|$)/.exec(key)?.[1];
   return batch ?? randomBytes(8).toString('hex');
 }
 

@@ -26,6 +26,8 @@ export interface PassMessageContent {
   invitedBy: string | null;
   /** The batch's pass page, `{base}/p/{token}`. */
   passLink: string;
+  /** The delivery round (0 first, n after the n-th resend): names the Message-ID / idempotency key. */
+  round?: number;
   passCount: number;
 }
 
@@ -48,10 +50,11 @@ function domainOf(publicBaseUrl: string): string {
 }
 
 /** `<pass-{batchId}@{host}>`: the same for every attempt, so a receiver can drop a repeat. */
-export function passMessageId(batchId: string, publicBaseUrl: string): string {
+export function passMessageId(batchId: string, publicBaseUrl: string, round = 0): string {
   // A batch id is a UUID; anything else reaching a header is a bug, not something to clean up.
   if (!/^[A-Za-z0-9-]{1,64}$/.test(batchId)) throw new TypeError('batchId must be a UUID');
-  return `<pass-${batchId}@${domainOf(publicBaseUrl)}>`;
+  // A resend the guest asked for is a new message: a receiver that drops repeats must not drop it.
+  return round === 0 ? `<pass-${batchId}@${domainOf(publicBaseUrl)}>` : `<pass-${batchId}-r${round}@${domainOf(publicBaseUrl)}>`;
 }
 
 /** MAIL_FROM's default: `Guest Pass <no-reply@{host of PUBLIC_BASE_URL}>`. */
@@ -59,8 +62,8 @@ export function defaultMailFrom(publicBaseUrl: string): string {
   return `Guest Pass <no-reply@${domainOf(publicBaseUrl)}>`;
 }
 
-export function passSmsIdempotencyKey(batchId: string): string {
-  return `pass-${batchId}-sms`;
+export function passSmsIdempotencyKey(batchId: string, round = 0): string {
+  return round === 0 ? `pass-${batchId}-sms` : `pass-${batchId}-r${round}-sms`;
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -169,7 +172,7 @@ ${facts.map(row)}
     subject,
     text,
     html: body.value,
-    messageId: passMessageId(content.batchId, options.publicBaseUrl),
+    messageId: passMessageId(content.batchId, options.publicBaseUrl, content.round ?? 0),
     link: checkedLink(content.passLink),
   };
 }
@@ -192,5 +195,5 @@ export function composePassSms(content: PassMessageContent, to: string, options:
     // ASCII dots: an ellipsis character is not GSM-7 and would cut the segment to 70 characters.
     facility = facility.slice(0, Math.max(MIN_FACILITY, facility.length - over - 3)).trimEnd() + '...';
   }
-  return { to: to.trim(), text: render(facility), idempotencyKey: passSmsIdempotencyKey(content.batchId), link };
+  return { to: to.trim(), text: render(facility), idempotencyKey: passSmsIdempotencyKey(content.batchId, content.round ?? 0), link };
 }

@@ -8,6 +8,7 @@ import { parseIsoInstant } from './iso-time.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 
 export const MAX_ALLOWED_IPS = 50;
+export const MAX_API_KEY_NAME_LENGTH = 100;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 export type ApiKeyEvent = ApiKeyCreated | ApiKeyRevoked;
@@ -25,6 +26,8 @@ export type ApiKeyCommand =
         expiresAt: string | null;
         /** CIDRs or single addresses, IPv4 or IPv6. */
         allowedIps: readonly string[];
+        /** What the admin calls the key; trimmed, 1 to 100 characters. Null or omitted: unnamed. */
+        name?: string | null;
         /** ISO 8601 time of the request: the decider reads no clock. */
         now: string;
       };
@@ -80,6 +83,14 @@ function scopesOf(requested: readonly string[]): OrgScope[] {
   return ORG_SCOPES.filter((s) => requested.includes(s));
 }
 
+function nameOf(requested: string | null | undefined): string | null {
+  if (requested === undefined || requested === null) return null;
+  const name = requested.trim();
+  if (name.length === 0) throw new ValidationError('a key name must not be empty');
+  if ([...name].length > MAX_API_KEY_NAME_LENGTH) throw new ValidationError(`a key name has at most ${MAX_API_KEY_NAME_LENGTH} characters`);
+  return name;
+}
+
 export const apiKeyDecider: Decider<ApiKeyCommand, ApiKeyEvent, ApiKeyState> = {
   initialState: () => ({ status: 'absent' }),
 
@@ -119,7 +130,8 @@ export const apiKeyDecider: Decider<ApiKeyCommand, ApiKeyEvent, ApiKeyState> = {
           throw new ValidationError(`at most ${MAX_ALLOWED_IPS} allowed IP ranges`);
         }
         const allowedIps = [...new Set(command.data.allowedIps.map(normaliseCidr))];
-        return [{ type: 'ApiKeyCreated', data: { keyId, orgId, userId, keyHash, scopes, expiresAt, allowedIps } }];
+        const name = nameOf(command.data.name);
+        return [{ type: 'ApiKeyCreated', data: { keyId, orgId, userId, keyHash, scopes, expiresAt, allowedIps, name } }];
       }
       case 'RevokeApiKey': {
         const { keyId, orgId } = command.data;

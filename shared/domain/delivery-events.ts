@@ -51,7 +51,24 @@ export type PassDeliveryFailed = {
   };
 };
 
-export type DeliveryDomainEvent = PassDeliverySucceeded | PassDeliveryFailed;
+/**
+ * A host asked for the guest's message to be sent again (same link): a new round of delivery on
+ * the batch's stream, whose channels start pending again. On the delivery stream itself, so that
+ * the 10-minute rule and the rounds share one expected revision.
+ */
+export type PassMessageResendRequested = {
+  type: 'PassMessageResendRequested';
+  data: {
+    batchId: string;
+    orgId: number;
+    /** The signed-in user who asked (also in the metadata's actor). */
+    requestedBy: number;
+    /** ISO 8601: the 10-minute rule counts from here. */
+    requestedAt: string;
+  };
+};
+
+export type DeliveryDomainEvent = PassDeliverySucceeded | PassDeliveryFailed | PassMessageResendRequested;
 export type DeliveryDomainEventType = DeliveryDomainEvent['type'];
 
 type PropertiesOf<D> = { readonly [K in keyof D]-?: AnySchemaObject };
@@ -85,6 +102,15 @@ export const deliveryEventCatalogue: {
       attempt: ATTEMPT,
       errorClass: { type: 'string', enum: [...DELIVERY_ERROR_CLASSES] },
       final: { type: 'boolean' },
+    },
+  },
+  PassMessageResendRequested: {
+    version: 1,
+    properties: {
+      batchId: BATCH_ID,
+      orgId: ID,
+      requestedBy: ID,
+      requestedAt: { type: 'string', format: 'date-time' },
     },
   },
 };

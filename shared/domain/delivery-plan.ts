@@ -9,7 +9,7 @@ export const RETRY_DELAYS_MS: readonly number[] = [1_000, 10_000, 60_000, 600_00
 export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 
 export interface DeliveryFacts {
-  readonly state: PassDeliveryState;
+  readonly state: Pick<PassDeliveryState, 'email' | 'sms'>;
   /** null when the guest's data key is gone (erased): nothing can be read, nothing is sent. */
   readonly contact: { readonly email: boolean; readonly phone: boolean } | null;
   readonly validUntil: string;

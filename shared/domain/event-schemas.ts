@@ -19,7 +19,7 @@ import { MAX_INVITE_ALLOWANCE, MAX_ORGANIZATION_NAME_LENGTH } from './organizati
 import { MAX_FACILITY_DESCRIPTION_LENGTH, MAX_FACILITY_NAME_LENGTH } from './facility-decider.js';
 import { MAX_TIME_ZONE_LENGTH } from './time-zone.js';
 import { MAX_EMAIL_LENGTH, MAX_USER_NAME_LENGTH } from './user-decider.js';
-import { MAX_ALLOWED_IPS } from './api-key-decider.js';
+import { MAX_ALLOWED_IPS, MAX_API_KEY_NAME_LENGTH } from './api-key-decider.js';
 import { MAX_PASSES_PER_BATCH, PASS_PUBLIC_ID_PATTERN } from './pass-constants.js';
 import { PASSWORD_HASH_PATTERN } from '../crypto/password-hash.js';
 
@@ -86,6 +86,23 @@ const PASS_CREATED_V1_PROPERTIES = {
   guest: sealedSchema,
 };
 
+/** ApiKeyCreated's fields as of version 1 (version 2 adds name). */
+const API_KEY_CREATED_V1_PROPERTIES = {
+  keyId: KEY_ID,
+  orgId: ID,
+  userId: ID,
+  // Only the hash: the key itself never enters the log.
+  keyHash: SHA256,
+  scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: [...ORG_SCOPES] } },
+  expiresAt: nullable({ type: 'string', format: 'date-time' }),
+  allowedIps: {
+    type: 'array',
+    maxItems: MAX_ALLOWED_IPS,
+    uniqueItems: true,
+    items: { type: 'string', minLength: 3, maxLength: 43, pattern: '^[0-9a-f.:]+/\\d{1,3}$' },
+  },
+};
+
 const facilityRef = { facilityId: ID, orgId: ID };
 const roleChange = { userId: ID, orgId: ID, role: { type: 'string', enum: [...ROLES] } };
 
@@ -140,22 +157,11 @@ const coreCatalogue: { readonly [T in CoreEventType]: EventTypeSchemas<T> } = {
   MemberEmailClaimed: { version: 1, properties: { orgId: ID, userId: ID, claimedAt: { type: 'string', format: 'date-time' } } },
   MemberEmailReleased: { version: 1, properties: { orgId: ID, userId: ID } },
   ApiKeyCreated: {
-    version: 1,
-    properties: {
-      keyId: KEY_ID,
-      orgId: ID,
-      userId: ID,
-      // Only the hash: the key itself never enters the log.
-      keyHash: SHA256,
-      scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: [...ORG_SCOPES] } },
-      expiresAt: nullable({ type: 'string', format: 'date-time' }),
-      allowedIps: {
-        type: 'array',
-        maxItems: MAX_ALLOWED_IPS,
-        uniqueItems: true,
-        items: { type: 'string', minLength: 3, maxLength: 43, pattern: '^[0-9a-f.:]+/\\d{1,3}$' },
-      },
-    },
+    version: 2,
+    properties: { ...API_KEY_CREATED_V1_PROPERTIES, name: nullable(text(MAX_API_KEY_NAME_LENGTH)) },
+    // Version 1 had no name: its keys list as unnamed.
+    previous: { 1: objectSchema(API_KEY_CREATED_V1_PROPERTIES) },
+    upcasters: { 1: (data) => ({ ...(data as object), name: null }) },
   },
   ApiKeyRevoked: { version: 1, properties: { keyId: KEY_ID, orgId: ID } },
   PassCreated: {

@@ -131,6 +131,8 @@ export type ApiKeyCreated = {
     expiresAt: string | null;
     /** Canonical CIDRs (`address/prefix`; a single address is /32 or /128); empty = any source. */
     allowedIps: string[];
+    /** 1 to 100 characters, trimmed; null for keys created before keys had names (schema version 1). */
+    name: string | null;
   };
 };
 export type ApiKeyRevoked = { type: 'ApiKeyRevoked'; data: { keyId: string; orgId: number } };
@@ -184,7 +186,7 @@ export type PassRevoked = {
 };
 
 import type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut } from './door-events.js';
-import type { PassDeliveryFailed, PassDeliverySucceeded } from './delivery-events.js';
+import type { PassDeliveryFailed, PassDeliverySucceeded, PassMessageResendRequested } from './delivery-events.js';
 import type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChanged, MemberReactivated } from './member-events.js';
 export type { MemberDeactivated, MemberErased, MemberJoined, MemberProfileChanged, MemberReactivated };
 import type { InvitationMailEvent } from './invitation-mail-events.js';
@@ -193,7 +195,7 @@ import type { AuditTreeHeadSigned } from './audit-events.js';
 export type { AuditTreeHeadSigned };
 import type { RateLimitLockoutCleared } from './rate-limit-events.js';
 export type { RateLimitLockoutCleared };
-export type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut, PassDeliveryFailed, PassDeliverySucceeded, OAuthEvent };
+export type { DoorAccessRecorded, PassCheckedIn, PassCheckedOut, PassDeliveryFailed, PassDeliverySucceeded, PassMessageResendRequested, OAuthEvent };
 
 export type DomainEvent =
   | OrganizationCreated
@@ -220,6 +222,7 @@ export type DomainEvent =
   | DoorAccessRecorded
   | PassDeliverySucceeded
   | PassDeliveryFailed
+  | PassMessageResendRequested
   | MemberJoined
   | MemberProfileChanged
   | MemberDeactivated

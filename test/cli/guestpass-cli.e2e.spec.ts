@@ -44,7 +44,7 @@ describe('operator CLI (npx guestpass)', function () {
     expect(facility.json().id).to.be.a('number');
 
     const key = await run('apikey', 'create', '--org', String(orgId), '--user', String(user.json().id), '--scopes', 'org:passes:read,org:passes:write',
-      '--allow-ip', '10.0.0.0/8', '--json');
+      '--allow-ip', '10.0.0.0/8', '--name', 'Billing sync', '--json');
     expect(key.code, key.err.join('\n')).to.equal(0);
     expect(key.json().api_key).to.match(/^svc_sk_[A-Za-z0-9_-]{43}$/);
     expect(key.json().id).to.be.a('string');
@@ -60,6 +60,8 @@ describe('operator CLI (npx guestpass)', function () {
     const lines = exported.out.map((l) => JSON.parse(l) as { type: string; stream: string; metadata: { actor: { kind: string } } });
     expect(lines.map((l) => l.type)).to.include.members(['OrganizationCreated', 'UserAdded', 'RoleGranted', 'FacilityAdded', 'ApiKeyCreated', 'ApiKeyRevoked']);
     expect(lines.every((l) => l.metadata.actor.kind === 'operator')).to.equal(true);
+    const keyCreated = exported.out.map((l) => JSON.parse(l) as { type: string; data: { name?: unknown } }).find((l) => l.type === 'ApiKeyCreated');
+    expect(keyCreated?.data.name).to.equal('Billing sync');
     const text = exported.out.join('\n');
     expect(text).not.to.include(String(key.json().api_key));
     expect(text).not.to.include('correct horse battery');

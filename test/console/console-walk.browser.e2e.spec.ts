@@ -133,6 +133,7 @@ describe('console walk in headless Chromium', function () {
     await page.getByRole('link', { name: 'Create key' }).click();
     await page.waitForURL('**/settings/api-keys/new');
     await chrome!.check(page, 'api-keys-new');
+    await page.getByLabel('Name', { exact: true }).fill('Walk-through key');
     await page.getByRole('checkbox', { name: 'org:facilities:read' }).check();
     await page.getByLabel('IP allowlist (optional)').fill('127.0.0.1\n::1');
     const shown = await submit(page, 'Create key');
@@ -146,7 +147,8 @@ describe('console walk in headless Chromium', function () {
     // Listed without its secret.
     await page.goto('/settings/api-keys');
     expect(await page.content()).to.not.include(apiKey);
-    const keyId = (await page.locator('#api-keys tbody tr').filter({ hasText: 'org:facilities:read' }).locator('code').first().textContent())!;
+    const keyId = (await page.locator('#api-keys tbody tr').filter({ hasText: 'Walk-through key' }).locator('code').first().textContent())!;
+    expect(keyId).to.match(/^key_/);
     await page.getByRole('link', { name: `Revoke key ${keyId}` }).click();
     await page.waitForURL(`**/settings/api-keys/${keyId}/revoke`);
     await chrome!.check(page, 'api-keys-revoke-confirm');

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { passDeliveryDecider, type RecordDeliveryOutcomes } from '../../shared/domain/pass-delivery-decider.js';
+import { passDeliveryDecider, ResendTooSoonError, type RecordDeliveryOutcomes, type ResendPassMessage } from '../../shared/domain/pass-delivery-decider.js';
 import type { DeliveryDomainEvent } from '../../shared/domain/delivery-events.js';
 import { isLastAttempt, MAX_DELIVERY_ATTEMPTS, nextAttemptAt, planDelivery, RETRY_DELAYS_MS } from '../../shared/domain/delivery-plan.js';
 import { fold } from '../../shared/domain/decider.js';
@@ -19,7 +19,7 @@ const failed = (channel: 'email' | 'sms', attempt: number, final: boolean): Deli
 type Outcome = RecordDeliveryOutcomes['data']['attempts'][number]['outcome'];
 const record = (channel: 'email' | 'sms', attempt: number, outcome: Outcome): RecordDeliveryOutcomes => ({
   type: 'RecordDeliveryOutcomes',
-  data: { batchId, orgId: 1, attempts: [{ channel, attempt, outcome }] },
+  data: { batchId, orgId: 1, round: 0, attempts: [{ channel, attempt, outcome }] },
 });
 const accepted = { kind: 'sent', messageId: `<pass-${batchId}@example.test>`, providerMessageId: null } as const;
 
@@ -49,6 +49,7 @@ describe('pass delivery decider', () => {
       data: {
         batchId,
         orgId: 1,
+        round: 0,
         attempts: [
           { channel: 'email', attempt: 2, outcome: accepted },
           { channel: 'sms', attempt: 2, outcome: { kind: 'failed', errorClass: 'provider_unavailable', final: false } },
@@ -62,7 +63,39 @@ describe('pass delivery decider', () => {
   it('keeps the channels apart', () => {
     spec.given([sent('email', 1)]).when(record('sms', 1, accepted)).then([sent('sms', 1)]);
     const state = fold(passDeliveryDecider, [sent('email', 1), failed('sms', 1, false)]);
-    expect(state).to.deep.equal({ email: { status: 'sent', attempts: 1 }, sms: { status: 'pending', attempts: 1 } });
+    expect(state).to.deep.equal({ email: { status: 'sent', attempts: 1 }, sms: { status: 'pending', attempts: 1 }, round: 0, lastResendAt: null });
+  });
+});
+
+describe('pass delivery decider: resending the guest\'s message', () => {
+  const at = (iso: string) => new Date(iso);
+  const resend = (now: string): ResendPassMessage => ({ type: 'ResendPassMessage', data: { batchId, orgId: 1, requestedBy: 7, now: at(now) } });
+  const resent = (requestedAt: string): DeliveryDomainEvent => ({ type: 'PassMessageResendRequested', data: { batchId, orgId: 1, requestedBy: 7, requestedAt } });
+  const inRound = (round: number, command: RecordDeliveryOutcomes): RecordDeliveryOutcomes => ({ ...command, data: { ...command.data, round } });
+
+  it('allows the first resend, after the first delivery', () => {
+    spec.given([sent('email', 1)]).when(resend('2026-12-01T09:00:00.000Z')).then([resent('2026-12-01T09:00:00.000Z')]);
+  });
+
+  it('refuses a second resend within 10 minutes, saying when the next may go', () => {
+    spec.given([sent('email', 1), resent('2026-12-01T09:00:00.000Z')]).when(resend('2026-12-01T09:09:59.999Z')).thenThrows(ResendTooSoonError);
+    const refused = spec.given([resent('2026-12-01T09:00:00.000Z')]).when(resend('2026-12-01T09:03:00.000Z')).thenThrows(ResendTooSoonError);
+    expect(refused.status).to.equal(409);
+    expect(refused.retryAt.toISOString()).to.equal('2026-12-01T09:10:00.000Z');
+  });
+
+  it('allows a resend once 10 minutes have passed since the last', () => {
+    spec.given([resent('2026-12-01T09:00:00.000Z'), sent('email', 1)]).when(resend('2026-12-01T09:10:00.000Z')).then([resent('2026-12-01T09:10:00.000Z')]);
+  });
+
+  it('starts a new round: the channels are pending again and the new round\'s first attempt is recorded', () => {
+    const state = fold(passDeliveryDecider, [sent('email', 1), resent('2026-12-01T09:00:00.000Z')]);
+    expect(state).to.deep.equal({ email: { status: 'pending', attempts: 0 }, sms: { status: 'pending', attempts: 0 }, round: 1, lastResendAt: '2026-12-01T09:00:00.000Z' });
+    spec.given([sent('email', 1), resent('2026-12-01T09:00:00.000Z')]).when(inRound(1, record('email', 1, accepted))).then([sent('email', 1)]);
+  });
+
+  it('does not take an outcome attempted before the resend for the new round', () => {
+    spec.given([resent('2026-12-01T09:00:00.000Z')]).when(record('email', 1, accepted)).thenNothing();
   });
 });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { deliveryJobsOf, jobUpdatesOf } from '../../projections/pass-delivery-reactor.js';
+import { deliveryJobsOf, jobUpdatesOf, resentBatchesOf } from '../../projections/pass-delivery-reactor.js';
 import type { RecordedEvent } from '../../shared/event-store/event-store.js';
 import { passData, sampleEvents } from '../support/domain-fixtures.js';
 
@@ -66,5 +66,16 @@ describe('pass delivery work list: what recorded outcomes do to a batch', () => 
       recorded('PassCreated', passData(9), 2),
     ];
     expect(jobUpdatesOf(events)).to.deep.equal([{ batch_id: batchId, done: true, next_attempt_at: null }]);
+  });
+
+  it('puts a resent batch back on the list, and only the new round\'s outcomes say what becomes of it', () => {
+    const resend = { batchId, orgId: 1, requestedBy: 7, requestedAt: '2026-12-01T09:05:00.000Z' };
+    const before = [recorded('PassDeliverySucceeded', sent('email', 1), 0), recorded('PassMessageResendRequested', resend, 1, '2026-12-01T09:05:00.000Z')];
+    expect(resentBatchesOf(before)).to.deep.equal([batchId]);
+    // The first round's success says nothing of the new round: nothing takes the batch off again.
+    expect(jobUpdatesOf(before)).to.deep.equal([]);
+    const after = [...before, recorded('PassDeliveryFailed', failed('email', 1, false), 2, '2026-12-01T09:05:01.000Z')];
+    expect(jobUpdatesOf(after)).to.deep.equal([{ batch_id: batchId, done: false, next_attempt_at: new Date('2026-12-01T09:05:02.000Z') }]);
+    expect(resentBatchesOf([recorded('PassDeliverySucceeded', sent('email', 1), 0)])).to.deep.equal([]);
   });
 });

@@ -19,12 +19,12 @@ describe('pass delivery work list retention (PostgreSQL)', function () {
     await knex?.destroy();
   });
 
-  async function job(batchId: string, done: boolean, updatedDaysAgo: number): Promise<void> {
+  async function job(batchId: string, done: boolean, updatedDaysAgo: number, validUntil?: Date): Promise<void> {
     const at = new Date(Date.now() - updatedDaysAgo * DAY);
     await knex('pass_delivery_jobs').insert({
       batch_id: batchId,
       org_id: 1,
-      pass: JSON.stringify({ batchId }),
+      pass: JSON.stringify(validUntil ? { batchId, validUntil: validUntil.toISOString() } : { batchId }),
       event_id: randomUUID(),
       correlation_id: randomUUID(),
       next_attempt_at: at,
@@ -39,6 +39,9 @@ describe('pass delivery work list retention (PostgreSQL)', function () {
     await job('done-8-days-ago', true, 8);
     await job('done-yesterday', true, 1);
     await job('due-since-30-days', false, 30);
+    // Still valid: a host may ask for its message again, which needs its row.
+    await job('done-8-days-ago-valid-tomorrow', true, 8, new Date(Date.now() + DAY));
+    await job('done-8-days-ago-valid-until-yesterday', true, 8, new Date(Date.now() - DAY));
     // Enough old done rows for several slices.
     await knex.raw(
       `INSERT INTO pass_delivery_jobs (batch_id, org_id, pass, event_id, correlation_id, next_attempt_at, done, created_at, updated_at)
@@ -46,8 +49,8 @@ describe('pass delivery work list retention (PostgreSQL)', function () {
        FROM generate_series(1, 2500) AS i`,
     );
     const deleted = await deleteDoneJobs(knex, new Date(Date.now() - DONE_JOB_RETENTION_MS), 1000);
-    expect(deleted).to.equal(2501);
-    expect(await left()).to.deep.equal(['done-yesterday', 'due-since-30-days']);
+    expect(deleted).to.equal(2502);
+    expect(await left()).to.deep.equal(['done-8-days-ago-valid-tomorrow', 'done-yesterday', 'due-since-30-days']);
   });
 
   it('the sweeper deletes at once when started, by its clock', async () => {

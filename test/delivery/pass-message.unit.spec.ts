@@ -49,6 +49,13 @@ describe('pass message composition', () => {
     it('keys the SMS by batch', () => {
       expect(composePassSms(content(), '+15551234567', { publicBaseUrl: BASE }).idempotencyKey).to.equal(`pass-${BATCH}-sms`);
     });
+
+    it('gives a resend round its own Message-ID and SMS key, the same for every retry of that round', () => {
+      expect(composePassEmail({ ...content(), round: 2 }, 'ada@example.com', OPTIONS).messageId).to.equal(`<pass-${BATCH}-r2@passes.example.com>`);
+      expect(composePassEmail({ ...content(), round: 2 }, 'ada@example.com', OPTIONS).messageId).to.equal(passMessageId(BATCH, BASE, 2));
+      expect(composePassEmail({ ...content(), round: 0 }, 'ada@example.com', OPTIONS).messageId).to.equal(`<pass-${BATCH}@passes.example.com>`);
+      expect(composePassSms({ ...content(), round: 1 }, '+15551234567', { publicBaseUrl: BASE }).idempotencyKey).to.equal(`pass-${BATCH}-r1-sms`);
+    });
   });
 
   describe('email', () => {

@@ -9,13 +9,14 @@ const keyId = 'key_0123456789abcdef01234567';
 const keyHash = sha256('svc_sk_secret');
 const now = '2026-03-01T12:00:00.000Z';
 type CreateData = Extract<ApiKeyCommand, { type: 'CreateApiKey' }>['data'];
+type CreatedData = Extract<ApiKeyEvent, { type: 'ApiKeyCreated' }>['data'];
 const create = (overrides: Partial<CreateData> = {}): ApiKeyCommand => ({
   type: 'CreateApiKey',
   data: { keyId, orgId: 1, userId: 100, keyHash, scopes: ['org:passes:write'], expiresAt: null, allowedIps: [], now, ...overrides },
 });
-const created = (overrides: Partial<Extract<ApiKeyEvent, { type: 'ApiKeyCreated' }>['data']> = {}): ApiKeyEvent => ({
+const created = (overrides: Partial<CreatedData> = {}): ApiKeyEvent => ({
   type: 'ApiKeyCreated',
-  data: { keyId, orgId: 1, userId: 100, keyHash, scopes: ['org:passes:write'], expiresAt: null, allowedIps: [], ...overrides },
+  data: { keyId, orgId: 1, userId: 100, keyHash, scopes: ['org:passes:write'], expiresAt: null, allowedIps: [], name: null, ...overrides },
 });
 const revokedEvent: ApiKeyEvent = { type: 'ApiKeyRevoked', data: { keyId, orgId: 1 } };
 
@@ -30,6 +31,13 @@ describe('API key decider', () => {
         .given([])
         .when(create({ scopes: ['org:passes:write', 'org:passes:read', 'org:passes:write'] }))
         .then([created({ scopes: ['org:passes:read', 'org:passes:write'] })]);
+    });
+
+    it('keeps a name trimmed, and refuses an empty one or one over 100 characters', () => {
+      spec.given([]).when(create({ name: '  Reception kiosk ' })).then([created({ name: 'Reception kiosk' })]);
+      spec.given([]).when(create({ name: 'é'.repeat(100) })).then([created({ name: 'é'.repeat(100) })]);
+      spec.given([]).when(create({ name: '   ' })).thenThrows(ValidationError, /name must not be empty/);
+      spec.given([]).when(create({ name: 'x'.repeat(101) })).thenThrows(ValidationError, /at most 100 characters/);
     });
 
     it('refuses no scopes and unknown scopes', () => {

@@ -45,6 +45,7 @@ const breakages: { readonly [T in DomainEventType]: (data: Record<string, unknow
   PassCheckedOut: (d) => void (d.checkedOutAt = 'later'),
   PassDeliverySucceeded: (d) => void (d.channel = 'fax'),
   PassDeliveryFailed: (d) => void (d.errorClass = 'SMTP 550 user unknown: ada@example.com'),
+  PassMessageResendRequested: (d) => void (d.requestedAt = 'ten minutes ago'),
   DoorAccessRecorded: (d) => void (d.result = 'maybe'),
   OAuthClientRegistered: (d) => void (d.clientType = 'native'),
   OAuthClientDeleted: (d) => void (d.clientId = 'svc_short'),
@@ -167,6 +168,18 @@ describe('event schemas', () => {
       const { passLinkHash: _, ...v1 } = sampleEvents.PassCreated.data;
       expect(() => validateEvent('PassCreated', 1, v1)).not.to.throw();
       expect(upcast('PassCreated', 1, v1)).to.deep.equal({ schemaVersion: 2, data: { ...v1, passLinkHash: null } });
+    });
+
+    it('reads an ApiKeyCreated from before keys had names (v1) as an unnamed key, and a v2 name is 1 to 100 characters', () => {
+      const { name: _, ...v1 } = sampleEvents.ApiKeyCreated.data;
+      expect(() => validateEvent('ApiKeyCreated', 1, v1)).not.to.throw();
+      expect(() => validateEvent('ApiKeyCreated', 1, { ...v1, name: 'x' })).to.throw(Error, /additional properties/);
+      const current = upcast('ApiKeyCreated', 1, v1);
+      expect(current).to.deep.equal({ schemaVersion: 2, data: { ...v1, name: null } });
+      expect(() => validateEvent('ApiKeyCreated', 2, current.data)).not.to.throw();
+      expect(() => validateEvent('ApiKeyCreated', 2, v1)).to.throw(Error, /name/);
+      expect(() => validateEvent('ApiKeyCreated', 2, { ...v1, name: '' })).to.throw(Error, /name/);
+      expect(() => validateEvent('ApiKeyCreated', 2, { ...v1, name: 'x'.repeat(101) })).to.throw(Error, /name/);
     });
 
     it('chains upcasters one version at a time', () => {

@@ -265,7 +265,7 @@ describe('administrative use cases', function () {
     it('returns the key once and records only its SHA-256', async () => {
       const { keyId, apiKey } = await createApiKey(
         deps,
-        { orgId, userId: adminId, scopes: ['org:passes:write', 'org:passes:read'], expiresAt: '2027-01-01', allowedIps: ['10.1.2.3/8'] },
+        { orgId, userId: adminId, scopes: ['org:passes:write', 'org:passes:read'], expiresAt: '2027-01-01', allowedIps: ['10.1.2.3/8'], name: ' Billing sync ' },
         ctx(),
       );
       expect(apiKey).to.match(/^svc_sk_[A-Za-z0-9_-]{43}$/);
@@ -280,6 +280,7 @@ describe('administrative use cases', function () {
         scopes: ['org:passes:read', 'org:passes:write'],
         expiresAt: '2027-01-01T00:00:00.000Z',
         allowedIps: ['10.0.0.0/8'],
+        name: 'Billing sync',
       });
     });
 

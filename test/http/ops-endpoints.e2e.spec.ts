@@ -61,7 +61,7 @@ describe('operators’ endpoints (/healthz, /readyz, /metrics)', function () {
       const res = await fetch(`${service.baseUrl}/readyz`);
       expect(res.status).to.equal(200);
       expect(res.headers.get('cache-control')).to.equal('no-store');
-      expect(await res.json()).to.deep.equal({ status: 'ready', checks: { database: 'ok', event_store: 'ok', mqtt: 'ok' } });
+      expect(await res.json()).to.deep.equal({ status: 'ready', checks: { database: 'ok', event_store: 'ok', mqtt: 'ok', audit_log: 'ok' } });
     });
 
     it('/metrics: the request counter by route template (never the raw path), and the process and pipeline metrics', async () => {
@@ -126,7 +126,7 @@ describe('operators’ endpoints (/healthz, /readyz, /metrics)', function () {
         expect(res.headers.get('cache-control')).to.equal('no-store');
         return res.json();
       });
-      expect(body).to.deep.equal({ status: 'unavailable', failing: ['mqtt'], checks: { database: 'ok', event_store: 'ok', mqtt: 'failing' } });
+      expect(body).to.deep.equal({ status: 'unavailable', failing: ['mqtt'], checks: { database: 'ok', event_store: 'ok', mqtt: 'failing', audit_log: 'ok' } });
       // Alive all the same.
       expect((await fetch(`${service.baseUrl}/healthz`)).status).to.equal(200);
     });

@@ -15,17 +15,18 @@ describe('api_keys projection', () => {
         scopes: ['org:passes:read', 'org:passes:write'],
         expiresAt: '2026-01-01T00:00:00.000Z',
         allowedIps: ['10.0.0.0/8'],
+        name: 'Reception kiosk',
       },
     });
     log.add({
       type: 'ApiKeyCreated',
-      data: { keyId: 'key-b', orgId: 1, userId: 100, keyHash: 'b'.repeat(64), scopes: ['org:facilities:read'], expiresAt: null, allowedIps: [] },
+      data: { keyId: 'key-b', orgId: 1, userId: 100, keyHash: 'b'.repeat(64), scopes: ['org:facilities:read'], expiresAt: null, allowedIps: [], name: null },
     });
     log.add({ type: 'ApiKeyRevoked', data: { keyId: 'key-b', orgId: 1 } });
     return log;
   };
 
-  it('stores the hash, scopes, expiry and allowlist, and marks revocations', () => {
+  it('stores the name, hash, scopes, expiry and allowlist, and marks revocations', () => {
     const log = history();
     const rows = visible(feed(apiKeysProjection, log.events));
     expect(rows['key-a']).to.deep.equal({
@@ -36,10 +37,11 @@ describe('api_keys projection', () => {
       scopes: ['org:passes:read', 'org:passes:write'],
       expires_at: new Date('2026-01-01T00:00:00.000Z'),
       allowed_ips: ['10.0.0.0/8'],
+      name: 'Reception kiosk',
       revoked: false,
       created_at: new Date(log.events[0]!.metadata.occurredAt),
     });
-    expect(rows['key-b']).to.include({ revoked: true, expires_at: null });
+    expect(rows['key-b']).to.include({ revoked: true, expires_at: null, name: null });
   });
 
   it('is idempotent when the same events are fed twice', () => {

@@ -57,6 +57,7 @@ describe('audit_log projection', () => {
     expect(auditKindOf('MemberEmailClaimed')).to.equal('people');
     expect(auditKindOf('PassCheckedIn')).to.equal('visits');
     expect(auditKindOf('PassDeliverySucceeded')).to.equal('delivery');
+    expect(auditKindOf('PassMessageResendRequested')).to.equal('delivery');
     expect(auditKindOf('ApiKeyCreated')).to.equal('api_keys');
     expect(auditKindOf('DoorAccessRecorded')).to.equal(null);
     expect(auditKindOf('TokenFamilyStarted')).to.equal(null);

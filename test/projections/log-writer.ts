@@ -85,7 +85,7 @@ export class LogWriter {
     await this.append(streams.apiKey(keyId), [
       {
         type: 'ApiKeyCreated',
-        data: { keyId, orgId, userId, keyHash: sha256(keyId), scopes: ['org:passes:read'], expiresAt: null, allowedIps: ['10.0.0.0/8'] },
+        data: { keyId, orgId, userId, keyHash: sha256(keyId), scopes: ['org:passes:read'], expiresAt: null, allowedIps: ['10.0.0.0/8'], name: null },
       },
     ]);
   }

@@ -100,6 +100,7 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
       scopes: ['org:passes:read', 'org:passes:write'],
       expiresAt: '2027-01-01T00:00:00.000Z',
       allowedIps: ['10.0.0.0/8', '2001:db8::/32'],
+      name: 'Reception kiosk',
     },
   },
   ApiKeyRevoked: { type: 'ApiKeyRevoked', data: { keyId: 'key_0123456789abcdef01234567', orgId: 1 } },
@@ -200,6 +201,10 @@ export const sampleEvents: { readonly [T in DomainEventType]: Extract<DomainEven
       errorClass: 'provider_unavailable',
       final: false,
     },
+  },
+  PassMessageResendRequested: {
+    type: 'PassMessageResendRequested',
+    data: { batchId: '6f1c8a9e-2b7d-4c1e-9f3a-5d8e7b6a4c21', orgId: 1, requestedBy: 7, requestedAt: '2026-12-01T09:00:00.000Z' },
   },
   DoorAccessRecorded: {
     type: 'DoorAccessRecorded',
