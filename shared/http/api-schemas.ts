@@ -64,7 +64,7 @@ export const facilitySchema: JsonSchema = {
     time_zone: {
       type: 'string',
       description:
-        "The facility's IANA time zone (such as `Europe/Berlin`), set by an admin in the console; `UTC` when unset. Additive (Unreleased, after 1.2.0).",
+        "The facility's IANA time zone (such as `Europe/Berlin`), set by an admin in the console; `UTC` when unset. Additive (1.2.0).",
       examples: ['UTC', 'Europe/Berlin'],
     },
   },
