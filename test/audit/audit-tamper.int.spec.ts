@@ -94,11 +94,14 @@ describe('audit log: notary, export, verify and tamper evidence (PostgreSQL even
     await stack?.stop();
   });
 
-  it('verifies the untouched log: every event, heads 1..2, and the sample check finds nothing', async () => {
+  it('verifies the untouched log: every event, every head, and the sample check finds nothing', async () => {
     const { code, result } = await verifyExport();
     const head = await latestHead(stack.db);
     expect(code).to.equal(0);
-    expect(result).to.include({ verified: true, events: head!.tree_size, first_head: 1, last_head: 2 });
+    // Two heads asked for, and one more when the notary's first batch found no head at all (overdue
+    // by its hourly rule) before the first was asked for: which comes first is the machine's timing.
+    expect(head!.head).to.be.oneOf([2, 3]);
+    expect(result).to.include({ verified: true, events: head!.tree_size, first_head: 1, last_head: head!.head });
     expect(await sampleAll()).to.deep.equal([]);
   });
 
