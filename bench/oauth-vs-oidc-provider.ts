@@ -10,6 +10,8 @@
 //   introspection   POST introspect, confidential client (HTTP Basic), its own access tokens
 // Each server runs in a child process of its own, the load generator in a third; this process
 // only prepares inputs (codes are made just before their phase: they live 60 s) and prints.
+// One script past 500 lines: the three phases share its inputs and table; the servers, load and
+// adapter are modules of their own (bench/oauth-bench/).
 //
 // The physical floor is measured first, in this process before any child starts: the CPU one RS256
 // signature and one verification take with the service's own token code (jose), hence how many one

@@ -1,6 +1,8 @@
 // The pass delivery reactor's second half: takes due batches off the work list
 // (pass_delivery_jobs), sends each pending channel's one message, and records every attempt's
 // outcome as an event on the batch's delivery stream (pass-delivery-decider.ts).
+// One piece past 500 lines: claiming, sending and recording share one lock, one connection and
+// one round's state; the message composing and the decisions already live in modules of their own.
 //
 // Several workers (projections processes) may run: a batch is worked on under a PostgreSQL
 // session advisory lock on the worker's own connection, which the server releases when the
