@@ -15,7 +15,6 @@ import { passPageRoutes } from './pass-page/pass-page-routes.js';
 import { consoleRoutes } from '../console/console-routes.js';
 import { auditKeysRoute } from './audit/audit-keys-route.js';
 
-export type { CommandAppDeps };
 
 export function createCommandApp(appDeps: CommandAppDeps): Koa<HttpState> {
   const { trustProxy } = appDeps.config;

@@ -43,7 +43,6 @@ import { lockReactorCheckpointsStatement, reactorCheckpointStatement, reactorPos
 import { passDeliveryScheduler } from './pass-delivery-reactor.js';
 import type { ProjectionDeps } from './projection-deps.js';
 
-export type { ProjectionDeps, ProjectionProgress };
 
 
 export interface RunnerOptions {

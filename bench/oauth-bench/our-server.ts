@@ -26,7 +26,7 @@ import { issueAuthorizationCode } from '../../command-service/oauth/issue-code.j
 import { oauthProtocolRoutes } from '../../command-service/oauth/oauth-routes.js';
 import { DEFAULT_CLIENT_REQUESTS_PER_SECOND, INTROSPECT_FAILURE_LIMIT, TOKEN_ENDPOINT_FAILURE_LIMIT } from '../../command-service/oauth/protocol-rate-limits.js';
 import { postgresRateLimitStore } from '../../shared/http/rate-limit-store.js';
-import type { CommandAppDeps } from '../../command-service/app.js';
+import type { CommandAppDeps } from '../../command-service/command-app-deps.js';
 import { inParallel, newSid, newVerifier, type BenchClient, type ClientKind, type IssuedCode, type ServerInfo } from './protocol.js';
 import { serveRpc } from './rpc.js';
 

@@ -17,7 +17,6 @@ import type { DoorAccessRecorded, PassCheckedOut } from './door-events.js';
 import { ConflictError, NotFoundError, QuotaExceededError, ValidationError } from '../errors.js';
 import { MAX_PASSES_PER_BATCH } from './pass-constants.js';
 
-export { MAX_PASSES_PER_BATCH };
 
 /**
  * PassCreated, PassRevoked and PassRegistered are decided here; the door path's events share the

@@ -37,7 +37,6 @@ export const PASS_FIELD_LIMITS = {
   invited_by: 100,
 } as const;
 
-export { PASS_PUBLIC_ID_PATTERN };
 const PUBLIC_ID = new RegExp(PASS_PUBLIC_ID_PATTERN);
 export function isPassPublicId(value: string): boolean {
   return PUBLIC_ID.test(value);

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
 import type { Knex } from 'knex';
-import { ProjectionRunner, type ProjectionDeps } from '../../projections/runner.js';
+import { ProjectionRunner } from '../../projections/runner.js';
+import type { ProjectionDeps } from '../../projections/projection-deps.js';
 import { HOT_ROWS_PAGES, RebuildStopped, rebuildProjection, rebuildProjections, type RebuildResult } from '../../projections/rebuild.js';
 import { projectionStatus, formatStatus, statusToJson } from '../../projections/status.js';
 import { PostgresReadModelWatermark } from '../../projections/watermark.js';

@@ -7,7 +7,7 @@ import type Router from '@koa/router';
 import { createServiceApp } from '../../../../shared/http/service-app.js';
 import type { HttpState } from '../../../../shared/http/http-state.js';
 import type { OAuthServices } from '../../../../shared/oauth/oauth-services.js';
-import type { CommandAppDeps } from '../../../../command-service/app.js';
+import type { CommandAppDeps } from '../../../../command-service/command-app-deps.js';
 import type { Stack } from '../../../support/stack.js';
 import type { SignInKit } from '../../../../command-service/sign-in/sign-in-kit.js';
 
