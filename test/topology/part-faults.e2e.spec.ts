@@ -14,9 +14,10 @@
 //
 // After each: every create that got a 201 is listed, every revocation that got a 200 is at every
 // controller of its facility, nothing was answered 500 (a part down is a 503 with Retry-After),
-// and no command, query or projections process restarted. A door-gateway that stops itself (it
-// does when it loses its database session, by design: compose's restart policy starts it again)
-// is started again here as that policy would, and counted. At the end the read models equal a
+// and no process restarted, the door-gateways included: one that loses its lock's database
+// session stops its door work and waits as a standby, without exiting. A door-gateway that exits
+// all the same is started again here as compose's restart policy would (so that the later faults
+// still have doors), and counted as a failure. At the end the read models equal a
 // rebuild, and every metric the alert rules and the dashboard name is exported. Per fault it
 // prints the requests answered 503, the time to the first success after the part was back, the
 // time until the doors were in step, and what was lost (always 0).
@@ -64,7 +65,7 @@ interface FaultFigures {
   readonly lost: number;
   /** Every controller held exactly its facility's active passes within 60 s after the checks began. */
   readonly doorsInStep: boolean;
-  /** Door-gateways that stopped themselves during the phase and were started again (the restart policy). */
+  /** Door-gateways that exited during the phase and were started again (the restart policy); must be 0. */
   readonly doorGatewayRestarts: number;
 }
 
@@ -317,7 +318,8 @@ describe('production topology: the parts fail under load (private PostgreSQL, Ka
     expect(result.otherFailures[0] ?? 0, `${result.fault}: requests never answered`).to.equal(0);
     expect(result.otherFailures[502] ?? 0, `${result.fault}: answers 502 (the gateway found no instance)`).to.equal(0);
     expect(result.doorsInStep, `${result.fault}: every controller holds exactly its facility's active passes`).to.equal(true);
-    for (const instance of [...topology!.command, ...topology!.query, ...topology!.projections]) {
+    expect(result.doorGatewayRestarts, `${result.fault}: door-gateways that exited and were started again`).to.equal(0);
+    for (const instance of [...topology!.command, ...topology!.query, ...topology!.projections, ...topology!.doorGateways]) {
       expect(instance.process.running, `${instance.name} is running`).to.equal(true);
       expect(instance.process.startCount, `${instance.name} was restarted`).to.equal(1);
     }
@@ -392,7 +394,7 @@ describe('production topology: the parts fail under load (private PostgreSQL, Ka
     expect(missing, 'metrics named by the alert rules or the dashboard that no service exports').to.deep.equal([]);
   });
 
-  it('rolls both command instances under load: no write meets a 503 (the API port opens only when ready)', async function () {
+  it('rolls both command instances under load: no write fails (the API port opens only when ready; idle connections are left to nginx)', async function () {
     this.timeout(300_000);
     const load = new PassLoad(terminator, clients, { arrivalDate: isoDate(0), accessUntil: isoDate(2), pauseMs: 250 });
     loads.push(load);
