@@ -38,7 +38,8 @@ import { OperatorCli } from './support/operator-cli.js';
 import { PassLoad, type VirtualClient } from './support/pass-load.js';
 import { readModelDifferences, readModelRows } from './support/read-model-rows.js';
 import { sleep, waitUntil } from './support/service-process.js';
-import { kafkaLibDir, PrivateKafka, PrivatePostgres, PrivateRedis, redisServerBinary } from './support/private-parts.js';
+import { PrivatePostgres, PrivateRedis, redisServerBinary } from './support/private-parts.js';
+import { javaBinary, kafkaLibDir, PrivateKafka } from '../support/private-kafka.js';
 import { exportedFamilies, isExported, namedMetrics } from '../ops/support/named-metrics.js';
 
 const LOAD_CLIENTS = 6;
@@ -94,8 +95,7 @@ describe('production topology: the parts fail under load (private PostgreSQL, Ka
     this.timeout(600_000);
     const nginx = nginxBinary();
     requireComponent(this, 'nginx', nginx !== null, 'NGINX_PATH, PATH or /usr/sbin/nginx; install it with .ci/nginx.sh');
-    const libDir = kafkaLibDir();
-    requireComponent(this, 'the Kafka jars', libDir !== null, '.ci/kafka/lib (run .ci/kafka/start.sh once) or KAFKA_LIB_DIR, and java');
+    requireComponent(this, 'the Kafka jars', Boolean(javaBinary() && kafkaLibDir()), '.ci/kafka/lib (run .ci/kafka/start.sh once) or KAFKA_LIB_DIR, and java');
     const mosquittoPath = mosquittoBinary();
     requireComponent(this, 'Mosquitto', mosquittoPath !== null, 'the mosquitto binary; install it with .ci/mosquitto.sh');
     const redisPath = redisServerBinary();
@@ -113,7 +113,7 @@ describe('production topology: the parts fail under load (private PostgreSQL, Ka
         postgres = p;
         databaseUrl = await p.createDatabase('faults');
       }),
-      PrivateKafka.start(dir, libDir!, path.join(logDir, 'kafka.log')).then((k) => (kafka = k)),
+      PrivateKafka.start({ dir, logFile: path.join(logDir, 'kafka.log') }).then((k) => (kafka = k)),
       PrivateRedis.start(redisPath!, dir).then((r) => (redis = r)),
       MosquittoInstance.start(mosquittoPath!).then((m) => (mosquitto = m)),
       makeCertificate(path.join(dir, 'tls')).then((c) => (certificate = c)),
@@ -123,7 +123,7 @@ describe('production topology: the parts fail under load (private PostgreSQL, Ka
     topology = await Topology.start({
       instances: 2,
       databaseUrl,
-      door: { kafkaBrokers: kafka!.brokers, mqttUrl: mosquitto!.url },
+      door: { kafkaBrokers: [kafka!.broker], mqttUrl: mosquitto!.url },
       nginxBinary: nginx!,
       certificate,
       dir,
@@ -346,7 +346,7 @@ describe('production topology: the parts fail under load (private PostgreSQL, Ka
     const result = await underLoad('Kafka stopped 20 s', async () => {
       await kafka!.stop();
       await sleep(20_000);
-      await kafka!.start(240_000);
+      await kafka!.launch(240_000);
     });
     expectHeld(result);
     expect(result.answered503, 'the API does not need Kafka').to.equal(0);
