@@ -27,6 +27,7 @@ import { apiKeysSection } from './settings/api-keys-routes.js';
 import { facilitiesSection } from './settings/facilities-routes.js';
 import { peopleSection } from './settings/people-routes.js';
 import { invitationsSection } from './invitations/invitations-routes.js';
+import { joinPasskeySection } from './invitations/join-passkey-routes.js';
 import { passesSection } from './passes/passes-routes.js';
 import { visitorsSection } from './visitors/visitors-routes.js';
 import { membersSection } from './settings/members-routes.js';
@@ -44,6 +45,7 @@ const SECTIONS: readonly ConsoleSection[] = [
   facilitiesSection,
   peopleSection,
   invitationsSection,
+  joinPasskeySection,
   passesSection,
   visitorsSection,
   membersSection,
