@@ -28,8 +28,8 @@ import { invitationOfLink, type LinkedInvitation } from './invitation-link.js';
 import { joinNameErrors, type JoinForm } from './invitations-pages.js';
 
 /** Where the join page's script posts, below the join link's own path. */
-export const JOIN_PASSKEY_OPTIONS = '/passkey/options';
-export const JOIN_PASSKEY_VERIFY = '/passkey/verify';
+const JOIN_PASSKEY_OPTIONS = '/passkey/options';
+const JOIN_PASSKEY_VERIFY = '/passkey/verify';
 
 export function joinPasskeySection(router: Router<HttpState>, env: ConsoleEnv): void {
   const { deps, kit } = env;
