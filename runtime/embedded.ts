@@ -149,11 +149,13 @@ export async function startEmbedded(config: Config, logger: Logger, options: Emb
     const rateLimits = await sharedRateLimitStore(config.redisUrl, runtime.knex, { log: logger });
     started.push(() => rateLimits.close());
     const rateLimitStore = rateLimits.store;
-    const commandApp = createCommandApp({ ...runtime.deps, logger, config, rateLimitStore, oauth });
+    // One cursor secret for both apps: the API's lists and the console's.
+    const cursorSecret = await pageCursorSecret(config);
+    const commandApp = createCommandApp({ ...runtime.deps, logger, config: { ...config, pageCursorSecret: cursorSecret }, rateLimitStore, oauth });
     const queryApp = createQueryApp({
       db: runtime.knex,
       logger,
-      config: { trustProxy: config.trustProxy, pageCursorSecret: await pageCursorSecret(config) },
+      config: { trustProxy: config.trustProxy, pageCursorSecret: cursorSecret },
       rateLimitStore,
       oauth,
       readModelChanges: runtime.watermark,
