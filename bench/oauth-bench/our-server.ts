@@ -29,6 +29,7 @@ import { postgresRateLimitStore } from '../../shared/http/rate-limit-store.js';
 import type { CommandAppDeps } from '../../command-service/command-app-deps.js';
 import { inParallel, newSid, newVerifier, type BenchClient, type ClientKind, type IssuedCode, type ServerInfo } from './protocol.js';
 import { serveRpc } from './rpc.js';
+import { startCpuProfile } from '../cpu-profile.js';
 
 const REDIRECT_URI = 'https://bench.example.test/callback';
 const SCOPES = ['openid', 'offline_access'] as const;
@@ -38,6 +39,7 @@ const CREATE_PARALLELISM = 16;
 let stack: Stack | null = null;
 let server: http.Server | null = null;
 let user: { userId: number; orgId: number } | null = null;
+let stopProfile: (() => Promise<void>) | null = null;
 const clients = new Map<ClientKind, BenchClient>();
 
 function benchContext(): CommandContext {
@@ -117,6 +119,15 @@ serveRpc({
   async settle(): Promise<void> {
     const head = await stack!.store.headPosition();
     if (!(await stack!.deps.watermark.waitFor(head, 60_000))) throw new Error('the projections did not catch up within 60 s');
+  },
+
+  async startProfile({ file }: { file: string }): Promise<void> {
+    stopProfile = await startCpuProfile(file);
+  },
+
+  async stopProfile(): Promise<void> {
+    await stopProfile?.();
+    stopProfile = null;
   },
 
   async cpu(): Promise<number> {
