@@ -41,7 +41,11 @@ interface Holding {
 
 /** The held points of one limiter, by address. */
 export class HeldFailurePoints {
-  private readonly holdings = new Map<string, Holding>();
+  /**
+   * Per address, a holding per window: mostly one, two around a window's turn, or while the
+   * store is slow and its in-memory insurance answers in a window of its own.
+   */
+  private readonly holdings = new Map<string, Holding[]>();
   private readonly slackMs: number;
 
   constructor(
@@ -51,7 +55,7 @@ export class HeldFailurePoints {
     this.slackMs = windowSlackMs(limiter.policy);
   }
 
-  /** Addresses with points held here (for tests and metrics). */
+  /** Addresses with points held here (for tests). */
   get size(): number {
     return this.holdings.size;
   }
@@ -59,21 +63,21 @@ export class HeldFailurePoints {
   /** A point for one request from `key`: a held one no request uses, else one taken from the store (or a 429). */
   async acquire(ctx: Pick<HttpContext, 'set'>, key: string, options: TakeOptions = {}): Promise<Holding> {
     const now = this.clock();
-    const current = this.holdings.get(key);
-    if (current && current.held > current.inUse && now < current.windowEndsAt - this.slackMs) {
-      current.inUse++;
-      this.headers(ctx, current, now);
-      return current;
+    const spare = this.holdings.get(key)?.find((h) => h.held > h.inUse && now < h.windowEndsAt - this.slackMs);
+    if (spare) {
+      spare.inUse++;
+      this.headers(ctx, spare, now);
+      return spare;
     }
     const taken = await this.limiter.take(key, options);
     const at = this.clock();
     const windowEndsAt = at + taken.resetMs;
-    let holding = this.holdings.get(key);
-    if (!holding || Math.abs(holding.windowEndsAt - windowEndsAt) > this.slackMs) {
-      // The first point of this window here: what an earlier window's holding still has in use
-      // counts nowhere any more, and is not given back (see release).
+    let list = this.holdings.get(key);
+    if (!list) this.holdings.set(key, (list = []));
+    let holding = list.find((h) => Math.abs(h.windowEndsAt - windowEndsAt) <= this.slackMs);
+    if (!holding) {
       holding = { windowEndsAt, held: 0, inUse: 0, remaining: taken.remaining };
-      this.holdings.set(key, holding);
+      list.push(holding);
     }
     holding.held++;
     holding.inUse++;
@@ -90,11 +94,14 @@ export class HeldFailurePoints {
     // The answer need not wait: the points go back once this turn's requests are done with them,
     // unless one of them (or one arriving in the same turn) takes one up again.
     setImmediate(() => {
-      if (holding.inUse > 0 || this.holdings.get(key) !== holding) return;
-      this.holdings.delete(key);
+      const list = this.holdings.get(key);
+      if (holding.inUse > 0 || !list?.includes(holding)) return;
+      list.splice(list.indexOf(holding), 1);
+      if (list.length === 0) this.holdings.delete(key);
       const points = holding.held;
       holding.held = 0;
-      if (points === 0 || this.clock() >= holding.windowEndsAt - this.slackMs) return; // the window's end frees them
+      // Points of a window that has ended (or is about to) count nowhere any more.
+      if (points === 0 || this.clock() >= holding.windowEndsAt - this.slackMs) return;
       this.limiter
         .giveBack(key, points, holding.windowEndsAt)
         .catch((error: unknown) => log.warn({ err: error, bucket: this.limiter.name }, 'could not give rate-limit points back'));
