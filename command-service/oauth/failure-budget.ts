@@ -9,21 +9,26 @@
 //
 // Points are held, not taken and given back per request: a request that ends without failing
 // leaves its point with this instance, and the address's next request here uses it without a
-// round trip to the store; only when none of the address's requests is in flight any more are the
-// points given back (at the end of that turn). A busy resource server behind one address costs one
-// store write per request it has in flight at its peak, not two per request. The bound is the same:
-// the shared count is every point an instance holds plus every failure, each checked request
-// holds one, and a failure spends its point for good. Held points are only used in the window that
-// counted them (a margin before its end, for clocks that differ a little between instances): in
-// the next one each is taken again. One difference: a lockout set by another instance stops this
-// one at its next take, i.e. once the address's requests here pause or its held points are spent
-// by failures or the window ends, whichever is first; until then its requests are checked with
-// points the window already counted, so the number checked stays within the budget.
+// round trip to the store. The points go back once none of the address's requests has been in
+// flight here for a moment: a millisecond, or BUSY_LINGER_MS for an address that had requests
+// side by side (its clients are about to send their next ones). A busy resource server behind one
+// address costs about one store write per request it has in flight at its peak, not two per
+// request. The bound is the same: the shared count is every point an instance holds plus every
+// failure, each checked request holds one, and a failure spends its point for good. Held points
+// are only used in the window that counted them (a margin before its end, for clocks that differ
+// a little between instances): in the next one each is taken again. One difference: a lockout set
+// by another instance stops this one at its next take, i.e. once the address's requests here
+// pause, or its held points are spent by failures, or the window ends, whichever is first; until
+// then its requests are checked with points the window already counted, so the number checked
+// stays within the budget.
 import { clientIp, rateLimitSource } from '../../shared/http/client-ip.js';
 import type { HttpContext, HttpMiddleware } from '../../shared/http/http-state.js';
 import { setRateLimitHeaders, windowSlackMs, type RateLimiter, type TakeOptions } from '../../shared/http/rate-limit.js';
 import { OAuthError } from '../../shared/oauth/oauth-errors.js';
 import type { Logger } from '../../shared/logger.js';
+
+/** How long a busy address's points stay after its last request here ends. */
+export const BUSY_LINGER_MS = 100;
 
 const isFailure = (error: unknown) => error instanceof OAuthError && error.status < 500;
 
@@ -35,6 +40,8 @@ interface Holding {
   held: number;
   /** Of those, the ones a request in flight uses. */
   inUse: number;
+  /** The most in use at once: an address with requests side by side here is a busy one. */
+  peak: number;
   /** What the store said was left of the budget at the last take. */
   remaining: number;
 }
@@ -66,6 +73,7 @@ export class HeldFailurePoints {
     const spare = this.holdings.get(key)?.find((h) => h.held > h.inUse && now < h.windowEndsAt - this.slackMs);
     if (spare) {
       spare.inUse++;
+      spare.peak = Math.max(spare.peak, spare.inUse);
       this.headers(ctx, spare, now);
       return spare;
     }
@@ -76,11 +84,12 @@ export class HeldFailurePoints {
     if (!list) this.holdings.set(key, (list = []));
     let holding = list.find((h) => Math.abs(h.windowEndsAt - windowEndsAt) <= this.slackMs);
     if (!holding) {
-      holding = { windowEndsAt, held: 0, inUse: 0, remaining: taken.remaining };
+      holding = { windowEndsAt, held: 0, inUse: 0, peak: 0, remaining: taken.remaining };
       list.push(holding);
     }
     holding.held++;
     holding.inUse++;
+    holding.peak = Math.max(holding.peak, holding.inUse);
     holding.remaining = taken.remaining;
     this.headers(ctx, holding, at);
     return holding;
@@ -91,9 +100,11 @@ export class HeldFailurePoints {
     holding.inUse--;
     if (failed) holding.held--;
     if (holding.inUse > 0) return;
-    // The answer need not wait: the points go back once this turn's requests are done with them,
-    // unless one of them (or one arriving in the same turn) takes one up again.
-    setImmediate(() => {
+    // The answer need not wait: the points go back once the address has had no request here for
+    // a moment, unless one arriving meanwhile takes one up again. The moment is a little longer
+    // for a busy address (requests side by side), whose clients are about to send their next
+    // ones: its points are not given back and taken again between one batch and the next.
+    setTimeout(() => {
       const list = this.holdings.get(key);
       if (holding.inUse > 0 || !list?.includes(holding)) return;
       list.splice(list.indexOf(holding), 1);
@@ -105,7 +116,7 @@ export class HeldFailurePoints {
       this.limiter
         .giveBack(key, points, holding.windowEndsAt)
         .catch((error: unknown) => log.warn({ err: error, bucket: this.limiter.name }, 'could not give rate-limit points back'));
-    });
+    }, holding.peak > 1 ? BUSY_LINGER_MS : 0);
   }
 
   private headers(ctx: Pick<HttpContext, 'set'>, holding: Holding, now: number): void {

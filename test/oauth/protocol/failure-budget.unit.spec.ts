@@ -1,13 +1,16 @@
 // The held points of the per-address failure budget (failure-budget.ts), over the in-memory store:
 // correct requests reuse the points this instance holds instead of taking and giving back one
 // each, failures spend theirs for good, and the budget still bounds what is checked at once.
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { RateLimitedError } from '../../../shared/errors.js';
 import { createLogger } from '../../../shared/logger.js';
 import { ORG_API_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from '../../../shared/http/rate-limit.js';
 import { memoryRateLimitStore } from '../../../shared/http/rate-limit-store.js';
-import { HeldFailurePoints } from '../../../command-service/oauth/failure-budget.js';
+import { BUSY_LINGER_MS, HeldFailurePoints } from '../../../command-service/oauth/failure-budget.js';
+
+/** Past the moment points are held after an address's last request, and the give-back's own turn. */
+const quiet = () => sleep(BUSY_LINGER_MS + 30);
 
 const log = createLogger('silent', 'test');
 const headers = { set: () => undefined };
@@ -38,8 +41,7 @@ describe('per-address failure budget: held points', () => {
     const held = await Promise.all(Array.from({ length: 4 }, () => points.acquire(headers, 'a')));
     expect(await counted('a')).to.equal(4);
     for (const holding of held) points.release('a', holding, false, log);
-    await nextTurn();
-    await nextTurn();
+    await quiet();
     expect(await counted('a')).to.equal(0);
     expect(points.size).to.equal(0);
   });
@@ -55,15 +57,31 @@ describe('per-address failure budget: held points', () => {
     expect(await counted('a')).to.equal(2);
     points.release('a', second, false, log);
     points.release('a', third, false, log);
-    await nextTurn();
-    await nextTurn();
+    await quiet();
     expect(await counted('a')).to.equal(0);
+  });
+
+  it('gives the point of a lone request back at once, and keeps a busy address\'s points for its next requests a moment longer', async () => {
+    const { points, counted } = budget(10);
+    points.release('lone', await points.acquire(headers, 'lone'), false, log);
+    await sleep(10);
+    expect(await counted('lone')).to.equal(0);
+
+    const busy = await Promise.all([points.acquire(headers, 'busy'), points.acquire(headers, 'busy')]);
+    for (const holding of busy) points.release('busy', holding, false, log);
+    await sleep(2);
+    const next = await points.acquire(headers, 'busy');
+    expect(next).to.equal(busy[0]);
+    expect(await counted('busy')).to.equal(2);
+    points.release('busy', next, false, log);
+    await quiet();
+    expect(await counted('busy')).to.equal(0);
   });
 
   it('keeps the point of a failure counted, so failures spend the budget and the one past it locks out', async () => {
     const { points, counted } = budget(3);
     for (let i = 0; i < 3; i++) points.release('a', await points.acquire(headers, 'a'), true, log);
-    await nextTurn();
+    await quiet();
     expect(await counted('a')).to.equal(3);
     const locked = await refusal(points.acquire(headers, 'a', {}));
     expect(locked.retryAfterSeconds).to.equal(900);
@@ -85,9 +103,7 @@ describe('per-address failure budget: held points', () => {
     points.release('a', await points.acquire(headers, 'a'), true, log);
     await refusal(points.acquire(headers, 'a'));
     for (const holding of inFlight) points.release('a', holding, false, log);
-    await nextTurn();
-    await nextTurn();
-    await nextTurn();
+    await quiet();
     expect(await counted('a')).to.be.greaterThan(3);
     const still = await refusal(points.acquire(headers, 'a'));
     expect(still.retryAfterSeconds).to.be.greaterThan(890);
