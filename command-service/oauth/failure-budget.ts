@@ -42,6 +42,10 @@ interface Holding {
   inUse: number;
   /** The most in use at once: an address with requests side by side here is a busy one. */
   peak: number;
+  /** When the last request that used it ended, while none does. */
+  idleSince: number;
+  /** A give-back is waiting for the address to stay quiet. */
+  waiting: boolean;
   /** What the store said was left of the budget at the last take. */
   remaining: number;
 }
@@ -84,7 +88,7 @@ export class HeldFailurePoints {
     if (!list) this.holdings.set(key, (list = []));
     let holding = list.find((h) => Math.abs(h.windowEndsAt - windowEndsAt) <= this.slackMs);
     if (!holding) {
-      holding = { windowEndsAt, held: 0, inUse: 0, peak: 0, remaining: taken.remaining };
+      holding = { windowEndsAt, held: 0, inUse: 0, peak: 0, idleSince: at, waiting: false, remaining: taken.remaining };
       list.push(holding);
     }
     holding.held++;
@@ -100,13 +104,24 @@ export class HeldFailurePoints {
     holding.inUse--;
     if (failed) holding.held--;
     if (holding.inUse > 0) return;
-    // The answer need not wait: the points go back once the address has had no request here for
-    // a moment, unless one arriving meanwhile takes one up again. The moment is a little longer
-    // for a busy address (requests side by side), whose clients are about to send their next
-    // ones: its points are not given back and taken again between one batch and the next.
+    holding.idleSince = this.clock();
+    if (!holding.waiting) this.giveBackWhenIdle(key, holding, log);
+  }
+
+  /**
+   * The answer need not wait: the points go back once the address has had no request here for a
+   * moment, unless one arriving meanwhile takes one up again. The moment is longer for a busy
+   * address (requests side by side), whose clients are about to send their next ones: its points
+   * are not given back and taken again between one batch and the next.
+   */
+  private giveBackWhenIdle(key: string, holding: Holding, log: Logger): void {
+    const linger = holding.peak > 1 ? BUSY_LINGER_MS : 0;
+    holding.waiting = true;
     setTimeout(() => {
+      holding.waiting = false;
       const list = this.holdings.get(key);
-      if (holding.inUse > 0 || !list?.includes(holding)) return;
+      if (holding.inUse > 0 || !list?.includes(holding)) return; // its next release waits again
+      if (this.clock() - holding.idleSince < linger) return this.giveBackWhenIdle(key, holding, log); // in use again meanwhile
       list.splice(list.indexOf(holding), 1);
       if (list.length === 0) this.holdings.delete(key);
       const points = holding.held;
@@ -116,7 +131,7 @@ export class HeldFailurePoints {
       this.limiter
         .giveBack(key, points, holding.windowEndsAt)
         .catch((error: unknown) => log.warn({ err: error, bucket: this.limiter.name }, 'could not give rate-limit points back'));
-    }, holding.peak > 1 ? BUSY_LINGER_MS : 0);
+    }, Math.max(0, linger - (this.clock() - holding.idleSince)));
   }
 
   private headers(ctx: Pick<HttpContext, 'set'>, holding: Holding, now: number): void {
