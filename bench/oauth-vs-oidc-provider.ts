@@ -391,7 +391,7 @@ async function main(): Promise<number> {
   console.log(`OAuth token endpoint: guestpass vs oidc-provider ${peerVersion()}, same machine, one run`);
   console.log(`  machine   ${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? '?'}), Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`  load      ${CONCURRENCY} virtual clients per server, keep-alive, ${WARMUP_SECONDS} s warm-up then ${SECONDS} s measured, per phase and server`);
-  console.log('  limits    ours at the SHIPPED limits (nothing raised), counted in PostgreSQL as the services count them');
+  console.log('  limits    ours at the SHIPPED limits (nothing raised), counted where the services count them (PostgreSQL; per client in memory)');
 
   const loadAtStart = os.loadavg().map((l) => l.toFixed(1)).join(' ');
   console.log('measuring the signing floor (nothing of the bench runs yet) ...');

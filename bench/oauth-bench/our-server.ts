@@ -5,7 +5,9 @@
 // the OAuth protocol routes on a listener of their own, composed as createCommandApp composes
 // them (the service app's front middleware, then oauthProtocolRoutes), at the shipped limits:
 // every request of the bench comes from 127.0.0.1, and correct ones cost that address nothing
-// (its budget counts failures), while each client's budget is OAUTH_CLIENT_RATE_LIMIT's default.
+// (its budget counts failures; the points its requests hold while checked stay with the instance
+// for the next ones), while each client's budget is OAUTH_CLIENT_RATE_LIMIT's default, counted in
+// the instance's memory as the services count it.
 //
 // Authorization codes are made as the authorize endpoint makes them, by issueAuthorizationCode
 // for a validated request and a signed-in session, one event append each.
@@ -84,9 +86,10 @@ serveRpc({
       introspectionVerifies: true,
       pid: process.pid,
       limits:
-        `the shipped limits, counted in PostgreSQL: per address ${TOKEN_ENDPOINT_FAILURE_LIMIT.points} failures/min at token, ` +
-        `${INTROSPECT_FAILURE_LIMIT.points} at introspect (correct requests give their point back); ` +
-        `per client ${DEFAULT_CLIENT_REQUESTS_PER_SECOND.toLocaleString('en')} requests/s per endpoint (OAUTH_CLIENT_RATE_LIMIT's default)`,
+        `the shipped limits: per address ${TOKEN_ENDPOINT_FAILURE_LIMIT.points} failures/min at token, ` +
+        `${INTROSPECT_FAILURE_LIMIT.points} at introspect, counted in PostgreSQL (correct requests give their point back; ` +
+        `held by the instance for the address's next ones meanwhile); per client ${DEFAULT_CLIENT_REQUESTS_PER_SECOND.toLocaleString('en')} ` +
+        `requests/s per endpoint (OAUTH_CLIENT_RATE_LIMIT's default), counted per instance in memory`,
     };
   },
 
