@@ -7,7 +7,7 @@
 // the deadline is a failure; the bench exits 1 when any run failed.
 import { stopTestDatabases } from '../test/support/database.js';
 import { mosquittoBinary } from '../test/door/support/broker-processes.js';
-import { javaBinary, kafkaLibDir } from '../test/door/support/private-kafka.js';
+import { javaBinary, kafkaLibDir } from '../test/support/private-kafka.js';
 import { KafkaRestartRounds, type RoundResult } from '../test/door/support/kafka-restart-rounds.js';
 import { integerOption } from './command-line-options.js';
 import { percentile } from './percentile.js';

@@ -10,7 +10,8 @@ import { canonicalEvent } from '../shared/audit/audit-leaf.js';
 import { toHex } from '../shared/audit/merkle-hash.js';
 import { frontierNodes } from '../shared/audit/compact-range.js';
 import { nodeKey } from '../shared/audit/merkle-ranges.js';
-import { EXPORT_FORMAT, EXPORT_VERSION, type ExportLine, type LeafRecordJson } from '../shared/audit/export-format.js';
+import { EXPORT_FORMAT, EXPORT_VERSION, type ExportLine } from '../shared/audit/export-format.js';
+import type { LeafRecordJson } from '../shared/audit/entry-line.js';
 import { headByNumber, headsBetween, latestHead, leafRecords, PostgresNodeStore } from '../shared/audit/postgres-audit-tree.js';
 import type { SignedTreeHead } from '../shared/audit/tree-head.js';
 

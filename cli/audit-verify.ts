@@ -1,16 +1,14 @@
 // `guestpass audit verify FILE --keys JWKS_FILE_OR_URL [--trusted-head FILE] [--organization]`:
-// reads an export line by line (no database, flat memory), feeds the verifier
+// reads an export line by line as bytes (file-lines.ts: no database, flat memory), feeds the verifier
 // (shared/audit/export-verifier.ts or org-export-verifier.ts), and shows its progress on a terminal.
-import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import type { JWK } from 'jose';
 import { ValidationError } from '../shared/errors.js';
 import { ExportVerifier, type VerificationResult } from '../shared/audit/export-verifier.js';
-import { splitEntryLine } from '../shared/audit/export-format.js';
 import { OrgExportVerifier } from '../shared/audit/org-export-verifier.js';
 import { treeHeadSignatureProblem, type SignedTreeHead } from '../shared/audit/tree-head.js';
 import { ProgressBar } from '../projections/progress-bar.js';
+import { forEachChunk, linesOf } from './file-lines.js';
 
 /** An unreadable key set, trusted head or file: reported in one line like every refused request. */
 export class AuditInputError extends ValidationError {}
@@ -56,7 +54,12 @@ export async function loadTrustedHead(file: string): Promise<SignedTreeHead> {
 
 export async function verifyExportFile(
   file: string,
-  options: { readonly keys: readonly JWK[]; readonly trustedHead: SignedTreeHead | null; readonly organization: boolean; readonly progress: boolean },
+  options: {
+    readonly keys: readonly JWK[];
+    readonly trustedHead: SignedTreeHead | null;
+    readonly organization: boolean;
+    readonly progress: boolean;
+  },
 ): Promise<VerificationResult> {
   const size = (await stat(file).catch(() => null))?.size ?? null;
   if (size === null) throw new AuditInputError(`cannot read ${file}`);
@@ -65,57 +68,34 @@ export async function verifyExportFile(
     const problem = await treeHeadSignatureProblem(options.trustedHead, options.keys);
     if (problem) throw new AuditInputError(`the trusted head ${options.trustedHead.head}: ${problem}`);
   }
-  const input = createReadStream(file, { highWaterMark: 1 << 20 });
-  const lines = createInterface({ input, crlfDelay: Infinity });
   const bar = options.progress ? new ProgressBar({ label: 'verify' }) : null;
   const operator = options.organization ? null : new ExportVerifier(options.keys, options.trustedHead);
   const tenant = options.organization ? new OrgExportVerifier(options.keys, options.trustedHead) : null;
   let count = 0;
-  // readline's async iterator reads ahead without bound; pausing at a queue of lines keeps memory flat.
-  const queue: string[] = [];
-  let closed = false;
-  let wake: (() => void) | null = null;
-  lines.on('line', (text) => {
-    queue.push(text);
-    if (queue.length >= 2000) lines.pause();
-    wake?.();
-  });
-  lines.on('close', () => {
-    closed = true;
-    wake?.();
-  });
-  for (;;) {
-    if (queue.length === 0) {
-      if (closed) break;
-      await new Promise<void>((resolve) => (wake = resolve));
-      wake = null;
-      continue;
+  let bytesRead = 0;
+  const onLine = (bytes: Buffer): void | Promise<void> => {
+    if (bytes.length === 0 || (isSpace(bytes[0]!) && bytes.toString('utf8').trim() === '')) return;
+    count++;
+    if (bar && count % 2000 === 0) bar.update({ fraction: size > 0 ? bytesRead / size : null, of: 'of the file', detail: `${count.toLocaleString('en')} lines` });
+    // An operator's entry is hashed as the line carries it (the verifier parses only what fails).
+    if (operator) return operator.lineBytes(bytes);
+    let page: unknown;
+    try {
+      page = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      page = { kind: 'not json' };
     }
-    const batch = queue.splice(0);
-    lines.resume();
-    for (const text of batch) {
-      if (text.trim() === '') continue;
-      let line: unknown;
-      let eventText: string | null = null;
-      try {
-        // An entry's event is hashed as the line carries it: no second serialization per event.
-        const entry = operator ? splitEntryLine(text) : null;
-        if (entry) {
-          line = { kind: 'entry', leaf: entry.leaf, event: entry.event };
-          eventText = entry.eventText;
-        } else {
-          line = JSON.parse(text);
-        }
-      } catch {
-        line = { kind: 'not json' };
-      }
-      if (operator) await operator.line(line as Parameters<ExportVerifier['line']>[0], eventText);
-      else await tenant!.page(line as Parameters<OrgExportVerifier['page']>[0]);
-      count++;
-      if (bar && count % 2000 === 0) bar.update({ fraction: size > 0 ? input.bytesRead / size : null, of: 'of the file', detail: `${count.toLocaleString('en')} lines` });
-
+    return tenant!.page(page as Parameters<OrgExportVerifier['page']>[0]);
+  };
+  await forEachChunk(file, async (chunk, total) => {
+    bytesRead = total;
+    for (const line of linesOf(chunk)) {
+      const pending = onLine(line); // a promise only for a head (its signature) or a tenant's page
+      if (pending) await pending;
     }
-  }
+  });
   bar?.finish({ fraction: 1, of: 'of the file', detail: `${count.toLocaleString('en')} lines` });
   return operator ? operator.finish() : tenant!.finish();
 }
+
+const isSpace = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0d;

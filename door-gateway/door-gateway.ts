@@ -84,6 +84,11 @@ export interface DoorGatewayOptions {
   readonly mqttPassword?: string;
   /** MQTT topic root of this deployment (MQTT_TOPIC_ROOT, default `guestpass/v1`): the gateway reads and writes, and reconciles, nothing outside it. */
   readonly topicRoot?: string;
+  /**
+   * Whether start() first waits for the active gateway's lock itself (default true). False: the
+   * caller holds the lock, and stops this gateway when it loses it (door-gateway/gateway-role.ts).
+   */
+  readonly takesLock?: boolean;
   readonly now?: () => Date;
 }
 
@@ -183,12 +188,14 @@ export class DoorGateway extends EventEmitter {
    * second one is a standby that takes over when the active one's process ends.
    */
   async start(): Promise<void> {
-    this.log.info('waiting to be the active door-gateway (a standby while another one runs)');
-    this.releaseLeadership = await this.options.store.holdLeadership((error) => {
-      if (this.stopping) return;
-      this.log.error({ err: error }, 'door-gateway lost its lock on being the only active one; stopping');
-      void this.stop().finally(() => this.emit('leadership-lost', error));
-    }, this.waiting.signal);
+    if (this.options.takesLock ?? true) {
+      this.log.info('waiting to be the active door-gateway (a standby while another one runs)');
+      this.releaseLeadership = await this.options.store.holdLeadership((error) => {
+        if (this.stopping) return;
+        this.log.error({ err: error }, 'door-gateway lost its lock on being the only active one; stopping');
+        void this.stop().finally(() => this.emit('leadership-lost', error));
+      }, this.waiting.signal);
+    }
     for (const record of await this.options.store.loadActive()) this.lists.set(record);
     // Two deployments on one broker (MQTT_TOPIC_ROOT) must not share client ids: the broker would
     // drop one gateway's connection each time the other's connects. The default root keeps the old id.

@@ -41,12 +41,18 @@ export function observeDoorGateway(gateway: DoorGateway): () => void {
   };
 }
 
-/** The gateway's MQTT links (credentials out, acknowledgements in) are connected. */
-export function mqttCheck(gateway: DoorGateway): ReadinessCheck {
+/**
+ * The gateway's MQTT links (credentials out, acknowledgements in) are connected. `gateway` may
+ * be a getter of the running one: null is a standby (door-gateway/gateway-role.ts), not ready.
+ */
+export function mqttCheck(gateway: DoorGateway | (() => DoorGateway | null)): ReadinessCheck {
+  const current = typeof gateway === 'function' ? gateway : () => gateway;
   return {
     name: 'mqtt',
     check: async () => {
-      if (!gateway.mqttConnected) throw new Error('the MQTT broker is not connected');
+      const running = current();
+      if (!running) throw new Error('a standby: another door-gateway is the active one, or this one is taking over');
+      if (!running.mqttConnected) throw new Error('the MQTT broker is not connected');
     },
   };
 }

@@ -11,12 +11,9 @@ import { migrateToLatest } from '../shared/db/migrate.js';
 import { createEventStore } from '../shared/event-store/create-event-store.js';
 import { eventSchemas } from '../shared/domain/event-schemas.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
-import { DoorGateway } from './door-gateway.js';
-import { KnexDoorCredentialStore } from './credential-store.js';
-import { DoorAccessReactor } from './door-access-reactor.js';
+import { runDoorGatewayRole } from './gateway-role.js';
 import { runService } from '../shared/http/serve.js';
 import { databaseCheck, eventStoreCheck, kafkaCheck } from '../shared/http/readiness.js';
-import { mqttCheck, observeDoorGateway } from './door-metrics.js';
 import { untilAborted } from '../shared/until-aborted.js';
 
 async function main(): Promise<void> {
@@ -29,7 +26,8 @@ async function main(): Promise<void> {
   const databaseUrl = config.databaseUrl;
   const mqttUrl = config.mqttUrl;
   // Its port serves only /healthz, /readyz (database, event store, Kafka, MQTT) and /metrics (its
-  // lag behind the pass bus, revocation-to-door-ack latency). A standby answers 503 on /readyz.
+  // lag behind the pass bus, revocation-to-door-ack latency). A standby answers 503 on /readyz,
+  // and so does an active one that lost its lock (a database outage) until it holds it again.
   await runService({ config, logger, name: 'door-gateway' }, async (_server, control) => {
     const started: Array<() => Promise<void>> = [];
     const close = async () => {
@@ -55,19 +53,13 @@ async function main(): Promise<void> {
         sessionTimeoutMs: 6000,
       });
       started.push(() => bus.close());
-      const gateway = new DoorGateway({ bus, store: new KnexDoorCredentialStore(knex), mqttUrl, logger, topicRoot: config.mqttTopicRoot });
-      started.push(() => gateway.stop());
-      // A standby waits here for its turn; a signal meanwhile ends the wait.
-      await untilAborted(gateway.start(), control.stopping);
-      const stopMetrics = observeDoorGateway(gateway);
-      started.push(async () => stopMetrics());
-
-      const reactor = new DoorAccessReactor({ bus, store, knex, logger });
-      await reactor.start();
-      started.push(() => reactor.stop());
-      // Restarted (compose's restart policy), it waits as a standby until it is the only active one again.
-      gateway.on('leadership-lost', () => control.stop('lost the active-gateway lock', 1));
-      return { app: null, checks: [databaseCheck(knex), eventStoreCheck(store), kafkaCheck(bus), mqttCheck(gateway)], close };
+      // The gateway and the reactor run while this process holds the active gateway's lock; losing
+      // it (a database outage) stops them and this process waits as a standby, not ending.
+      const role = runDoorGatewayRole({ knex, store, bus, mqttUrl, logger, ...(config.mqttTopicRoot ? { topicRoot: config.mqttTopicRoot } : {}) });
+      started.push(() => role.stop());
+      // A standby waits here for its first turn (its port answers 503 meanwhile); a signal ends the wait.
+      await untilAborted(role.firstActive, control.stopping);
+      return { app: null, checks: [databaseCheck(knex), eventStoreCheck(store), kafkaCheck(bus), role.readinessCheck], close };
     } catch (error) {
       await close().catch(() => undefined);
       throw error;

@@ -67,6 +67,13 @@ export interface HttpTimeouts {
   readonly headersTimeoutMs: number;
   /** Time to receive a whole request, headers and body. */
   readonly requestTimeoutMs: number;
+  /**
+   * On a stop, how long an idle kept-alive connection is left to its client (which closes it, or
+   * sends one last request, answered with `Connection: close`) before the service closes it:
+   * longer than the gateway's upstream keepalive_timeout (nginx: 4 s), so that the service never
+   * closes a connection the gateway may be sending a POST on.
+   */
+  readonly stopIdleMs: number;
 }
 
 export interface MailConfig {
@@ -216,6 +223,7 @@ function httpTimeouts(env: Env): HttpTimeouts {
     keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000, 1000, 3_600_000),
     headersTimeoutMs: integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
     requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    stopIdleMs: integer(env, 'HTTP_STOP_IDLE_MS', 6000, 0, 25_000),
   };
   if (timeouts.headersTimeoutMs > timeouts.requestTimeoutMs) {
     throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS');

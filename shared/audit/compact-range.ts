@@ -43,6 +43,20 @@ export class CompactRange {
     return completed;
   }
 
+  /** append() without the list of completed nodes (the verifier keeps none). */
+  push(leaf: Buffer): void {
+    const edge = this.edge;
+    let level = 0;
+    let hash = leaf;
+    let index = this.count++;
+    while (edge.length > 0 && edge[edge.length - 1]!.level === level) {
+      hash = nodeHash(edge.pop()!.hash, hash);
+      level++;
+      index = Math.floor(index / 2);
+    }
+    edge.push({ level, index, hash });
+  }
+
   root(): Buffer {
     return this.edge.length === 0 ? EMPTY_ROOT : foldRange(this.edge.map((n) => n.hash));
   }

@@ -3,6 +3,7 @@
 // GET /api/v1/org/audit/events that `audit verify --organization` reads, one page a line.
 import { canonicalText, type CanonicalEvent } from './audit-leaf.js';
 import type { SignedTreeHead } from './tree-head.js';
+import { entryLineText, type LeafRecordJson } from './entry-line.js';
 
 export const EXPORT_FORMAT = 'guestpass-audit-export';
 export const EXPORT_VERSION = 1;
@@ -24,14 +25,6 @@ export interface ExportFrontierLine {
   readonly nodes: ReadonlyArray<{ readonly level: number; readonly index: number; readonly hash: string }>;
 }
 
-/** The notary's record of a leaf. */
-export interface LeafRecordJson {
-  readonly index: number;
-  readonly event_id: string;
-  readonly position: string;
-  readonly leaf_hash: string;
-}
-
 /**
  * One place in the log: the notary's leaf and the event the log holds there (merged by
  * position). Either is null when the other has nothing at that position.
@@ -42,31 +35,14 @@ export interface ExportEntryLine {
   readonly event: CanonicalEvent | null;
 }
 
-const ENTRY_PREFIX = '{"kind":"entry","event":';
-const LEAF_SEPARATOR = ',"leaf":';
-
 /**
- * One line of text. An entry is written `{"kind":"entry","event":<JCS of the event>,"leaf":…}`:
- * the event's bytes are exactly the leaf's, so a verifier hashes them as they stand
- * (splitEntryLine) instead of parsing and re-serializing every event.
+ * One line of text. An entry is written `{"kind":"entry","leaf":<leaf record>,"event":<JCS of the
+ * event>}` (entry-line.ts): the event's bytes are exactly the leaf's, so a verifier hashes them as
+ * they stand instead of parsing and re-serializing every event.
  */
 export function exportLineText(line: ExportLine): string {
   if (line.kind !== 'entry') return JSON.stringify(line);
-  return `${ENTRY_PREFIX}${line.event === null ? 'null' : canonicalText(line.event)}${LEAF_SEPARATOR}${JSON.stringify(line.leaf)}}`;
-}
-
-/**
- * An entry line's event text (what is hashed, and what is parsed for its id and position: the
- * same bytes) and its leaf record; null for any other line. Throws on a malformed entry.
- */
-export function splitEntryLine(text: string): { eventText: string | null; event: CanonicalEvent | null; leaf: LeafRecordJson | null } | null {
-  if (!text.startsWith(ENTRY_PREFIX)) return null;
-  const cut = text.lastIndexOf(LEAF_SEPARATOR);
-  if (cut < ENTRY_PREFIX.length || !text.endsWith('}')) throw new Error('malformed entry line');
-  const eventText = text.slice(ENTRY_PREFIX.length, cut);
-  const leaf = JSON.parse(text.slice(cut + LEAF_SEPARATOR.length, -1)) as LeafRecordJson | null;
-  if (eventText === 'null') return { eventText: null, event: null, leaf };
-  return { eventText, event: JSON.parse(eventText) as CanonicalEvent, leaf };
+  return entryLineText(JSON.stringify(line.leaf), line.event === null ? 'null' : canonicalText(line.event));
 }
 
 /** A signed head, right after the entry that makes its tree_size leaves. */

@@ -4,12 +4,18 @@
 // rebuilds the tree and checks every signed head's root, signature and order, and a trusted head
 // saved earlier. The first failure is named by position and event id; after it the verifier only
 // reads on to tell a reordering (the event turns up elsewhere) from a loss or an addition.
+//
+// An entry's event is hashed as the line carries it (its JCS bytes, lineBytes): the leaf hash binds
+// every byte, so an event that hashes to its notarized leaf needs no parsing at all; only a failing
+// one is parsed, to name its id and position. That keeps a line to a hash and a small JSON.parse of
+// the leaf record.
 import type { JWK } from 'jose';
-import { eventLeafHash } from './audit-leaf.js';
+import { canonicalText, type CanonicalEvent } from './audit-leaf.js';
 import { CompactRange } from './compact-range.js';
 import { fromHex, leafHash, toHex } from './merkle-hash.js';
 import { frontierNodes } from './compact-range.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportLine } from './export-format.js';
+import { parseLeafRecord, recordsLeaf, splitEntryBytes, type LeafRecordJson } from './entry-line.js';
 import { treeHeadSignatureProblem, type SignedTreeHead } from './tree-head.js';
 
 export type FailureKind = 'changed' | 'missing' | 'extra' | 'reordered' | 'bad head signature' | 'inconsistent head' | 'malformed export';
@@ -56,12 +62,47 @@ export class ExportVerifier {
   ) {}
 
   /**
-   * Feeds one line; after a failure it only looks for what classifies it. `eventText`: an entry's
-   * event exactly as the line carries it (splitEntryLine), hashed as it stands; without it the
-   * event object is serialized again (JCS).
+   * Feeds one line of the file as bytes (without its newline; a view the caller may reuse once
+   * this returns or, for a head, once its promise settles). An entry takes the fast way.
    */
-  async line(line: ExportLine, eventText?: string | null): Promise<void> {
-    if (this.failure) return this.lookAhead(line);
+  lineBytes(bytes: Buffer): void | Promise<void> {
+    const entry = this.header && !this.ended ? splitEntryBytes(bytes) : null;
+    if (!entry) {
+      // Any other line, or an entry laid out otherwise: parsed whole (an entry's event is then
+      // serialized again to hash it).
+      let line: ExportLine;
+      try {
+        line = JSON.parse(bytes.toString('utf8')) as ExportLine;
+      } catch {
+        line = { kind: 'not json' } as unknown as ExportLine;
+      }
+      return this.line(line);
+    }
+    const range = this.range;
+    // The way almost every line goes: its event hashes to the leaf the notary recorded, next in the tree.
+    if (entry.eventBytes && range && !this.failure) {
+      const hash = leafHash(entry.eventBytes);
+      if (recordsLeaf(entry.leafText, range.size, toHex(hash))) {
+        range.push(hash);
+        this.events++;
+        if (this.trustedHead && !this.trustedChecked) this.checkTrusted();
+        return;
+      }
+    }
+    let leaf: LeafRecordJson | null;
+    try {
+      leaf = parseLeafRecord(entry.leafText);
+    } catch {
+      return this.line({ kind: 'not json' } as unknown as ExportLine);
+    }
+    const event = entry.eventBytes ? new EntryEvent(entry.eventBytes) : null;
+    if (this.failure) return this.lookAhead(leaf, event);
+    return this.entry(leaf, event);
+  }
+
+  /** Feeds one parsed line; after a failure it only looks for what classifies it. */
+  async line(line: ExportLine): Promise<void> {
+    if (this.failure) return line.kind === 'entry' ? this.lookAhead(line.leaf, line.event ? EntryEvent.of(line.event) : null) : undefined;
     if (!this.header) {
       if (line.kind !== 'header' || line.format !== EXPORT_FORMAT || line.version !== EXPORT_VERSION) return this.fail('malformed export', 'not a guestpass audit export (version 1)');
       this.header = true;
@@ -73,7 +114,7 @@ export class ExportVerifier {
       case 'frontier':
         return this.frontier(line.tree_size, line.nodes);
       case 'entry':
-        return this.entry(line.leaf, line.event, eventText ?? null);
+        return this.entry(line.leaf, line.event ? EntryEvent.of(line.event) : null);
       case 'head':
         return this.head(line);
       case 'end':
@@ -116,32 +157,37 @@ export class ExportVerifier {
     this.checkTrusted();
   }
 
-  private entry(leaf: { index: number; event_id: string; position: string; leaf_hash: string } | null, event: Parameters<typeof eventLeafHash>[0] | null, eventText: string | null): void {
+  private entry(leaf: LeafRecordJson | null, event: EntryEvent | null): void {
     const range = this.range;
     if (!range) return this.fail('malformed export', 'an entry before the tree started');
     if (leaf && event) {
-      const at = { position: event.position, eventId: event.id, leafIndex: leaf.index };
-      if (leaf.index !== range.size) return this.fail('malformed export', `the notary's record of leaf ${range.size} is missing (the next is ${leaf.index})`, at);
-      let computed: Buffer;
-      let recorded: Buffer;
+      let computed: Buffer | null = null;
       try {
-        computed = eventText !== null ? leafHash(Buffer.from(eventText, 'utf8')) : eventLeafHash(event);
-        recorded = fromHex(leaf.leaf_hash);
+        computed = event.hash();
+      } catch {
+        // named below
+      }
+      // The way almost every line goes: its bytes hash to the leaf the notary recorded at this index.
+      if (computed && leaf.index === range.size && leaf.leaf_hash === toHex(computed)) {
+        range.append(computed);
+        this.events++;
+        return this.checkTrusted();
+      }
+      const parsed = event.parsed();
+      const at = { position: parsed?.position ?? leaf.position, eventId: parsed?.id ?? leaf.event_id, leafIndex: leaf.index };
+      if (leaf.index !== range.size) return this.fail('malformed export', `the notary's record of leaf ${range.size} is missing (the next is ${leaf.index})`, at);
+      if (!computed || !parsed) return this.fail('changed', `the event at leaf ${leaf.index} cannot be hashed: it is not JSON`, at);
+      try {
+        fromHex(leaf.leaf_hash);
       } catch (error) {
-        return this.fail('changed', `the event cannot be hashed: ${(error as Error).message}`, at);
+        return this.fail('changed', `the notary's record of leaf ${leaf.index}: ${(error as Error).message}`, at);
       }
-      if (!computed.equals(recorded)) {
-        if (event.id === leaf.event_id) return this.fail('changed', `event ${event.id} differs from the notarized one`, at);
-        return this.failOpen(
-          'changed',
-          `event ${event.id} is at the position of the notarized event ${leaf.event_id}`,
-          at,
-          { lookFor: leaf.event_id, among: 'events', ifFound: `event ${event.id} and the notarized event ${leaf.event_id} changed places` },
-        );
-      }
-      range.append(recorded);
-      this.events++;
-      return this.checkTrusted();
+      if (parsed.id === leaf.event_id) return this.fail('changed', `event ${parsed.id} differs from the notarized one`, at);
+      return this.failOpen('changed', `event ${parsed.id} is at the position of the notarized event ${leaf.event_id}`, at, {
+        lookFor: leaf.event_id,
+        among: 'events',
+        ifFound: `event ${parsed.id} and the notarized event ${leaf.event_id} changed places`,
+      });
     }
     if (leaf) {
       const at = { position: leaf.position, eventId: leaf.event_id, leafIndex: leaf.index };
@@ -152,11 +198,13 @@ export class ExportVerifier {
       });
     }
     if (event) {
-      const at = { position: event.position, eventId: event.id, leafIndex: range.size };
-      return this.failOpen('extra', `event ${event.id} is in the log but was never notarized`, at, {
-        lookFor: event.id,
+      const parsed = event.parsed();
+      const at = { position: parsed?.position ?? null, eventId: parsed?.id ?? null, leafIndex: range.size };
+      if (!parsed) return this.fail('extra', `an entry at leaf ${range.size} holds an event that is not JSON, never notarized`, at);
+      return this.failOpen('extra', `event ${parsed.id} is in the log but was never notarized`, at, {
+        lookFor: parsed.id,
         among: 'leaves',
-        ifFound: `event ${event.id} was moved before its notarized position`,
+        ifFound: `event ${parsed.id} was moved before its notarized position`,
       });
     }
     return this.fail('malformed export', 'an entry with neither leaf nor event');
@@ -192,10 +240,10 @@ export class ExportVerifier {
     }
   }
 
-  private lookAhead(line: ExportLine): void {
+  private lookAhead(leaf: LeafRecordJson | null, event: EntryEvent | null): void {
     const open = this.open;
-    if (!open || line.kind !== 'entry') return;
-    const id = open.among === 'events' ? line.event?.id : line.leaf?.event_id;
+    if (!open) return;
+    const id = open.among === 'events' ? event?.idIf(open.lookFor) : leaf?.event_id;
     if (id === open.lookFor) {
       this.failure = { ...open.failure, kind: 'reordered', detail: open.ifFound };
       this.open = null;
@@ -219,4 +267,41 @@ export function describeResult(result: VerificationResult): string {
   const f = result.failure!;
   const place = [f.position !== null ? `position ${f.position}` : null, f.leafIndex !== null ? `leaf ${f.leafIndex}` : null, f.eventId ? `event ${f.eventId}` : null].filter(Boolean).join(', ');
   return `FAILED${place ? ` at ${place}` : ''}: ${f.kind}: ${f.detail}`;
+}
+
+/** An entry's event: its bytes as the line carries them (hashed as they stand), parsed only when asked. */
+class EntryEvent {
+  private value: CanonicalEvent | null | undefined;
+
+  constructor(private readonly bytes: Buffer) {}
+
+  /** From a parsed line: its JCS bytes again. */
+  static of(event: CanonicalEvent): EntryEvent {
+    const entry = new EntryEvent(Buffer.from(canonicalText(event), 'utf8'));
+    entry.value = event;
+    return entry;
+  }
+
+  hash(): Buffer {
+    return leafHash(this.bytes);
+  }
+
+  /** The event, or null when its bytes are not a JSON object with a string id and position. */
+  parsed(): CanonicalEvent | null {
+    if (this.value === undefined) {
+      try {
+        const value = JSON.parse(this.bytes.toString('utf8')) as Partial<CanonicalEvent> | null;
+        this.value = value && typeof value.id === 'string' && typeof value.position === 'string' ? (value as CanonicalEvent) : null;
+      } catch {
+        this.value = null;
+      }
+    }
+    return this.value;
+  }
+
+  /** Its id if it may be `id` (the bytes hold that text: no parse for every other line). */
+  idIf(id: string): string | undefined {
+    if (this.value === undefined && !this.bytes.includes(id)) return undefined;
+    return this.parsed()?.id;
+  }
 }

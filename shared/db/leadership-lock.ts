@@ -150,22 +150,36 @@ export interface WhileLeaderOptions extends Omit<LeadershipLockOptions, 'signal'
   readonly knex: Knex;
   readonly key: number;
   readonly logger?: Logger;
+  /**
+   * The longest pause between two attempts that could not reach the server (default 5000 ms):
+   * from `pollMs` it doubles up to this, so a database that is down is not asked every second,
+   * and the role is back within this long of the database.
+   */
+  readonly maxRetryMs?: number;
   /** Starts the work once the lock is held and resolves at once (work that waits for something runs on) with what stops it. */
   readonly start: () => Promise<() => Promise<void>>;
 }
 
 /**
  * Runs `start`'s work only while this process holds the lock, as a standby otherwise: when the lock
- * is lost the work is stopped and the process asks for the lock again. Never rejects; failures to
- * reach the database are logged and tried again.
+ * is lost (the database stopped, the session ended, the server fell silent) the work is stopped
+ * and the process asks for the lock again, and starts the work again once it holds it. Never
+ * rejects, and never ends the process: failures to reach the database are logged once per
+ * outage and tried again with backoff.
  */
 export function runWhileLeader(options: WhileLeaderOptions): LeaderRole {
-  const { knex, key, logger, start, ...lockOptions } = options;
+  const { knex, key, logger, start, maxRetryMs = 5000, ...lockOptions } = options;
+  const pollMs = lockOptions.pollMs ?? 1000;
   const abort = new AbortController();
   const stopped = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
   let active = false;
   const loop = (async () => {
+    let failures = 0;
+    let waiting = false;
     while (!abort.signal.aborted) {
+      // Said once each time it begins to wait: at first, and after losing the role.
+      if (!waiting) logger?.info(`waiting to be the active ${options.holder} (a standby while another one runs)`);
+      waiting = true;
       let onLost!: (error: Error) => void;
       const lost = new Promise<Error>((resolve) => (onLost = resolve));
       let release: () => Promise<void>;
@@ -173,10 +187,15 @@ export function runWhileLeader(options: WhileLeaderOptions): LeaderRole {
         release = await holdLeadershipLock(knex, key, (error) => onLost(error), { ...lockOptions, signal: abort.signal });
       } catch (error) {
         if (abort.signal.aborted) break;
-        logger?.warn({ err: error }, `cannot ask for the ${options.holder} lock; asking again`);
-        await pause(lockOptions.pollMs ?? 1000, undefined, { signal: abort.signal }).catch(() => undefined);
+        const retryMs = Math.min(maxRetryMs, pollMs * 2 ** Math.min(failures, 16));
+        if (failures === 0) logger?.warn({ err: error }, `cannot ask for the ${options.holder} lock; asking again (backing off up to ${maxRetryMs} ms)`);
+        else logger?.debug({ err: error, retryMs }, `still cannot ask for the ${options.holder} lock`);
+        failures++;
+        await pause(retryMs, undefined, { signal: abort.signal }).catch(() => undefined);
         continue;
       }
+      failures = 0;
+      waiting = false;
       let stopWork: (() => Promise<void>) | null = null;
       let failed = false;
       try {
@@ -194,7 +213,7 @@ export function runWhileLeader(options: WhileLeaderOptions): LeaderRole {
         await release();
       }
       // Another process may start it where this one could not; this one waits its turn.
-      if (failed) await pause(lockOptions.pollMs ?? 1000, undefined, { signal: abort.signal }).catch(() => undefined);
+      if (failed) await pause(pollMs, undefined, { signal: abort.signal }).catch(() => undefined);
     }
   })();
   return {

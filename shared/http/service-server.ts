@@ -10,11 +10,15 @@
 // * On close() it stops listening (new connections are refused), answers requests that arrive on
 //   connections already open (with `Connection: close`; 503 if it never served), lets the
 //   requests under way finish (for DRAIN_MS at most), and resolves once every connection has
-//   ended; the operators' port closes last.
+//   ended; the operators' port closes last. An idle kept-alive connection is left to its client
+//   for HTTP_STOP_IDLE_MS: closing it under a gateway that is sending a POST on it in that very
+//   moment is a 502 the gateway may not retry (the POST may have arrived). The gateway closes
+//   it first (its upstream keepalive_timeout is shorter) or sends one last request on it.
 // * Its timeouts fit a service behind a proxy: idle kept-alive connections outlive the gateway's
-//   (HTTP_KEEP_ALIVE_TIMEOUT_MS, 65 s > nginx's 60 s), and a client that sends its headers or its
+//   (HTTP_KEEP_ALIVE_TIMEOUT_MS, 65 s > nginx's upstream 4 s), and a client that sends its headers or its
 //   request too slowly is cut off (HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS).
 import http from 'node:http';
+import net from 'node:net';
 import type { HttpTimeouts } from '../config.js';
 import type { Logger } from '../logger.js';
 import { opsRoutes, RETRY_AFTER_SECONDS, type Lifecycle } from './ops-routes.js';
@@ -151,11 +155,13 @@ export async function openServiceServer(options: ServiceServerOptions): Promise<
     close() {
       closing ??= new Promise<void>((resolve) => {
         lifecycle = 'stopping';
-        for (const res of underWay) if (!res.headersSent) res.setHeader('Connection', 'close');
-        // Stops listening at once (from now on connections are refused) and closes the idle
-        // kept-alive connections; a connection accepted but not yet read is not idle, so its
-        // request is still answered (503). Only a connection the kernel queued in the very moment
-        // of closing, not yet accepted, is reset: the stop's first step is this one.
+        // An answer already under way whose headers are out keeps its connection open: the client
+        // may send on it once more from its end, so the idle grace counts from that answer's end.
+        let idleGraceFrom = Date.now();
+        for (const res of underWay) {
+          if (!res.headersSent) res.setHeader('Connection', 'close');
+          else res.once('finish', () => (idleGraceFrom = Math.max(idleGraceFrom, Date.now())));
+        }
         stopObserving();
         const closeOps = () => {
           if (!opsServer) return resolve();
@@ -166,13 +172,25 @@ export async function openServiceServer(options: ServiceServerOptions): Promise<
           closeOps();
           return;
         }
-        server.close(() => {
+        // Stops listening at once: from now on connections are refused (a gateway passes that on
+        // to another instance, whatever the method). net.Server's close, not http.Server's: that
+        // one also closes the idle kept-alive connections at once, under a client that may be
+        // sending on them. A connection accepted but not yet read is answered (503 or the app's
+        // answer, with Connection: close); only one the kernel queued in the very moment of
+        // closing, not yet accepted, is reset.
+        net.Server.prototype.close.call(server, () => {
           clearInterval(sweep);
           clearTimeout(drain);
           closeOps();
         });
-        // Connections that fall idle after their last answer, and, once DRAIN_MS is over, all.
-        const sweep = setInterval(() => server.closeIdleConnections(), 100);
+        // A process with no API of its own has no gateway in front: its idle connections (probes,
+        // Prometheus) close at once.
+        const idleMs = app ? timeouts.stopIdleMs : 0;
+        // Idle connections once the grace is over (http.Server's close: it also stops the
+        // timeout checks), and, once DRAIN_MS is over, all.
+        const sweep = setInterval(() => {
+          if (Date.now() - idleGraceFrom >= idleMs) server.close();
+        }, Math.min(100, Math.max(10, idleMs)));
         const drain = setTimeout(() => {
           if (underWay.size > 0) logger.warn({ requests: underWay.size }, `${options.name}: requests still under way after ${DRAIN_MS} ms; dropping them`);
           server.closeAllConnections();

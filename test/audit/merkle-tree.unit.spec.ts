@@ -57,10 +57,14 @@ describe('audit Merkle tree (RFC 9162)', () => {
   it('gives the naive MTH for every size, from the compact range and from the stored nodes', async () => {
     const all = leaves(1025);
     const range = new CompactRange();
+    const pushed = new CompactRange(); // push(): the verifier's append that lists no nodes
     for (const n of SIZES) {
       while (range.size < n) range.append(all[range.size]!);
+      while (pushed.size < n) pushed.push(all[pushed.size]!);
       const d = all.slice(0, n);
       expect(range.root().equals(mth(d)), `size ${n}`).to.equal(true);
+      expect(pushed.root().equals(mth(d)), `pushed, size ${n}`).to.equal(true);
+      expect(pushed.nodes(), `pushed edge, size ${n}`).to.deep.equal(range.nodes());
       expect((await rootHash(storeOf(d), n)).equals(mth(d)), `stored, size ${n}`).to.equal(true);
     }
   });

@@ -10,7 +10,7 @@ import { PASS_EVENTS_TOPIC, type BusConsumer } from '../../shared/pass-bus/pass-
 import { requireComponent } from '../support/components.js';
 import { freePort } from './support/broker-processes.js';
 import { API_KEYS, KafkaFaultProxy } from './support/kafka-fault-proxy.js';
-import { javaBinary, kafkaLibDir, PrivateKafka } from './support/private-kafka.js';
+import { javaBinary, kafkaLibDir, PrivateKafka } from '../support/private-kafka.js';
 import { testLogger } from './support/door-components.js';
 
 /** Resolves once `check` holds; fails with `what` after `timeoutMs`. */

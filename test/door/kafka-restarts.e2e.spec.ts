@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { requireComponent } from '../support/components.js';
 import { mosquittoBinary } from './support/broker-processes.js';
-import { javaBinary, kafkaLibDir } from './support/private-kafka.js';
+import { javaBinary, kafkaLibDir } from '../support/private-kafka.js';
 import { KafkaRestartRounds, type RoundResult } from './support/kafka-restart-rounds.js';
 
 describe('door path: ten Kafka restarts in a row under revocations', function () {

@@ -4,6 +4,7 @@
 // a stop, a request on a connection already open is still served, and its connection closes.
 import { expect } from 'chai';
 import http from 'node:http';
+import type net from 'node:net';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { freePort } from '../../shared/db/embedded-postgres.js';
@@ -66,7 +67,7 @@ describe('OPS_PORT: the API port opens only when ready', function () {
 
   it('on close refuses new API connections, lets a request under way finish (Connection: close), says stopping on the operators\' port, and closes it last', async () => {
     const [port, opsPort] = [await freePort(), await freePort()];
-    const config = loadConfig({ PORT: String(port) });
+    const config = loadConfig({ PORT: String(port), HTTP_STOP_IDLE_MS: '0' });
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     server = await openServiceServer({ host: '127.0.0.1', port, opsPort, timeouts: config.http, metricsToken: null, logger, name: 'test' });
@@ -95,6 +96,55 @@ describe('OPS_PORT: the API port opens only when ready', function () {
       expect(await connectError(opsPort), 'the operators\' port once stopped').to.equal('ECONNREFUSED');
     } finally {
       agent.destroy();
+    }
+  });
+
+  it('on close leaves an idle kept-alive connection to its client for HTTP_STOP_IDLE_MS: a request on it is served with Connection: close; one left idle is closed after', async () => {
+    const [port, opsPort] = [await freePort(), await freePort()];
+    const config = loadConfig({ PORT: String(port), HTTP_STOP_IDLE_MS: '1500' });
+    server = await openServiceServer({ host: '127.0.0.1', port, opsPort, timeouts: config.http, metricsToken: null, logger, name: 'test' });
+    await server.serve((req, res) => res.end(`served ${req.url}`), []);
+    // Two clients, each with one kept-alive connection, idle when the stop begins (as a
+    // gateway's pooled connections to an instance are).
+    const reused = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const idle = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const sockets: net.Socket[] = [];
+    for (const agent of [reused, idle]) {
+      await new Promise<void>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path: '/first', agent }, (res) => {
+          res.resume();
+          res.on('end', resolve);
+        });
+        req.on('socket', (socket) => sockets.push(socket));
+        req.on('error', reject);
+      });
+    }
+    const [reusedSocket, idleSocket] = sockets as [net.Socket, net.Socket];
+    const idleClosed = new Promise<void>((resolve) => idleSocket.once('close', () => resolve()));
+    try {
+      const closing = server.close();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(reusedSocket.destroyed || reusedSocket.readyState !== 'open', 'the first idle connection, just after the stop began').to.equal(false);
+      expect(idleSocket.destroyed || idleSocket.readyState !== 'open', 'the second idle connection, just after the stop began').to.equal(false);
+      // The client sends on its kept-alive connection: served, on that same connection, which then closes.
+      let sentOn: net.Socket | null = null;
+      const answered = await new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path: '/after-stop', agent: reused }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+        });
+        req.on('socket', (socket) => (sentOn = socket));
+        req.on('error', reject);
+      });
+      expect(sentOn, 'the request went on the connection open before the stop').to.equal(reusedSocket);
+      expect(answered).to.deep.equal({ status: 200, connection: 'close' });
+      // The other one its client never uses again: the server closes it once the grace is over.
+      await idleClosed;
+      await closing;
+      expect(await connectError(opsPort), 'the operators\' port once stopped').to.equal('ECONNREFUSED');
+    } finally {
+      reused.destroy();
+      idle.destroy();
     }
   });
 });

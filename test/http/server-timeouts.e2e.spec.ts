@@ -82,7 +82,7 @@ describe('HTTP server timeouts (a service behind a proxy)', function () {
     expect(closedAfterMs).to.be.within(1000, 4000);
   });
 
-  it('keeps an idle connection open past both (65 s by default, longer than nginx’s 60 s) and serves it again', async () => {
+  it('keeps an idle connection open past both (65 s by default, longer than nginx’s upstream keepalive_timeout) and serves it again', async () => {
     const socket = net.connect(port, '127.0.0.1');
     let received = '';
     socket.on('data', (chunk: Buffer) => (received += chunk.toString()));

@@ -1,15 +1,12 @@
-// Brokers the recovery tests may restart: a Mosquitto of their own (never the machine's), and the
-// CI Kafka broker through .ci/kafka/restart.sh (only when that script's broker is the one running).
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+// Brokers the recovery tests may restart: a Mosquitto of their own (never the machine's). Kafka
+// brokers of their own are test/support/private-kafka.ts.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { tcpReachable } from '../../support/components.js';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 export function mosquittoBinary(): string | null {
   for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/usr/local/sbin'])) {
@@ -83,25 +80,4 @@ export class MosquittoInstance {
     await this.kill();
     await rm(this.dir, { recursive: true, force: true });
   }
-}
-
-/** True when the broker on 127.0.0.1:9092 is the one .ci/kafka/start.sh started (so restarting it is ours to do). */
-export function ciKafkaManaged(): boolean {
-  const pidFile = path.join(root, '.ci/kafka/data/kafka.pid');
-  if (!existsSync(pidFile)) return false;
-  try {
-    process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Restarts the CI broker (keeping its data) with .ci/kafka/restart.sh; resolves once it is ready again. */
-export function restartCiKafka(): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile('bash', [path.join(root, '.ci/kafka/restart.sh')], { timeout: 120_000 }, (error, _stdout, stderr) =>
-      error ? reject(new Error(`kafka restart failed: ${stderr || error.message}`)) : resolve(),
-    );
-  });
 }

@@ -6,7 +6,7 @@
 import type { ControllerSimulator } from '../../../door-gateway/controller-simulator.js';
 import { DoorHarness, uniqueFacilityId } from './door-harness.js';
 import { MosquittoInstance } from './broker-processes.js';
-import { PrivateKafka } from './private-kafka.js';
+import { PrivateKafka } from '../../support/private-kafka.js';
 import { testPass, type TestPass } from '../fixtures.js';
 
 export interface RestartRoundsOptions {

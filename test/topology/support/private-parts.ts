@@ -1,26 +1,16 @@
 // Private instances of the parts the services stand on, for tests that stop, kill or restart
-// them: a PostgreSQL cluster, an Apache Kafka broker (KRaft, one node, the CI broker's jars and
-// settings on ports of its own), and a Redis server, each on free loopback ports with its data in
-// the test's folder. Never the machine's shared servers (5432, 9092, 6379, 1883). Mosquitto is
-// test/door/support/broker-processes.ts's MosquittoInstance.
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+// them: a PostgreSQL cluster and a Redis server, each on free loopback ports with its data in the
+// test's folder. Never the machine's shared servers (5432, 9092, 6379, 1883). Kafka is
+// test/support/private-kafka.ts's PrivateKafka, Mosquitto test/door/support/broker-processes.ts's
+// MosquittoInstance.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort, startEmbeddedPostgres, withDatabase, type EmbeddedServer } from '../../../shared/db/embedded-postgres.js';
 import { tcpReachable } from '../../support/components.js';
-import { ROOT } from './nginx-gateway.js';
 import { sleep, waitUntil } from './service-process.js';
-
-const run = promisify(execFile);
-
-/** The jars .ci/kafka/start.sh fetched (KAFKA_LIB_DIR names another folder). */
-export function kafkaLibDir(): string | null {
-  const dir = process.env.KAFKA_LIB_DIR?.trim() || path.join(ROOT, '.ci/kafka/lib');
-  return existsSync(dir) && existsSync(path.join(dir, 'kafka_2.13-3.9.1.jar')) ? dir : null;
-}
 
 export function redisServerBinary(): string | null {
   for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/bin', '/usr/local/bin', '/usr/sbin'])) {
@@ -41,21 +31,6 @@ async function exited(child: ChildProcess, timeoutMs: number): Promise<void> {
       resolve();
     });
   });
-}
-
-/** A free loopback port in 20000-29999 (outside Linux's ephemeral range, 32768-60999). */
-async function freeFixedPort(): Promise<number> {
-  const net = await import('node:net');
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 10_000);
-    const free = await new Promise<boolean>((resolve) => {
-      const server = net.createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error('no free port in 20000-29999');
 }
 
 /** A PostgreSQL cluster of the test's own: stopped (fast shutdown), killed (SIGKILL, crash recovery on start), started on the same port. */
@@ -125,76 +100,6 @@ function alive(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-/** An Apache Kafka broker of the test's own (the CI broker's version and settings, other ports and data). */
-export class PrivateKafka {
-  private child: ChildProcess | null = null;
-
-  private constructor(
-    private readonly dir: string,
-    private readonly libDir: string,
-    readonly port: number,
-    private readonly logFile: string,
-  ) {}
-
-  get brokers(): string[] {
-    return [`127.0.0.1:${this.port}`];
-  }
-
-  static async start(dir: string, libDir: string, logFile: string): Promise<PrivateKafka> {
-    // Below the ephemeral range: the broker binds its ports long after they were found free (a
-    // JVM start), and a port of that range may meanwhile be the source port of any connection.
-    const [port, controllerPort] = [await freeFixedPort(), await freeFixedPort()];
-    const home = path.join(dir, 'kafka');
-    await mkdir(home, { recursive: true });
-    const ci = readFileSync(path.join(ROOT, '.ci/kafka/server.properties'), 'utf8');
-    const properties = ci
-      .replace(/^controller\.quorum\.voters=.*$/m, `controller.quorum.voters=1@127.0.0.1:${controllerPort}`)
-      .replace(/^listeners=.*$/m, `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`)
-      .replace(/^advertised\.listeners=.*$/m, `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`)
-      .replace(/^log\.dirs=.*$/m, `log.dirs=${path.join(home, 'logs')}`);
-    await writeFile(path.join(home, 'server.properties'), properties);
-    const instance = new PrivateKafka(home, libDir, port, logFile);
-    const { stdout } = await run('java', ['-cp', `${libDir}/*`, 'kafka.tools.StorageTool', 'random-uuid'], { timeout: 60_000 });
-    await run('java', ['-cp', `${libDir}/*`, 'kafka.tools.StorageTool', 'format', '-t', stdout.trim(), '-c', path.join(home, 'server.properties'), '--ignore-formatted'], {
-      timeout: 60_000,
-    });
-    await instance.start();
-    return instance;
-  }
-
-  /** Starts the broker (again, with its data) and waits until it serves. */
-  async start(timeoutMs = 240_000): Promise<void> {
-    const fd = openSync(this.logFile, 'a');
-    const from = statSync(this.logFile).size;
-    this.child = spawn(
-      'java',
-      ['-Xms128m', '-Xmx512m', '-XX:+UseG1GC', '-Djava.awt.headless=true', '-Dorg.slf4j.simpleLogger.defaultLogLevel=info', '-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients=warn', '-cp', `${this.libDir}/*`, 'kafka.Kafka', path.join(this.dir, 'server.properties')],
-      { stdio: ['ignore', fd, fd] },
-    );
-    closeSync(fd);
-    const child = this.child;
-    await waitUntil(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`the private Kafka broker exited while starting (log ${this.logFile})`);
-        const log = readFileSync(this.logFile, 'utf8').slice(from);
-        return log.includes('Kafka Server started') && (await tcpReachable('127.0.0.1', this.port, 500));
-      },
-      timeoutMs,
-      `the private Kafka broker on ${this.port} to start (log ${this.logFile})`,
-      250,
-    );
-  }
-
-  /** A clean stop (SIGTERM; SIGKILL after 30 s). */
-  async stop(): Promise<void> {
-    const child = this.child;
-    this.child = null;
-    if (!child || child.exitCode !== null) return;
-    child.kill('SIGTERM');
-    await exited(child, 30_000);
   }
 }
 

@@ -1,18 +1,19 @@
 // A Kafka broker of one test's or bench's own (KRaft, one JVM) on free loopback ports, which it may
 // stop, kill and start as it likes: never the machine's shared broker on 127.0.0.1:9092. It runs
 // the jars .ci/kafka/start.sh fetched (.ci/kafka/lib, or KAFKA_LIB_DIR) with the CI broker's
-// settings, and keeps its data in a temporary folder across restarts (topics, committed offsets).
+// settings, and keeps its data in a folder of its own across restarts (topics, committed offsets).
+// The door tests, the door bench and the topology's fault test all use this one.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, createWriteStream, existsSync, readdirSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { tcpReachable } from '../../support/components.js';
-import { freePort } from './broker-processes.js';
+import net from 'node:net';
+import { tcpReachable } from './components.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The folder of the Kafka jars, or null when .ci/kafka/start.sh has not fetched them. */
 export function kafkaLibDir(): string | null {
@@ -37,6 +38,24 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
+/**
+ * A free loopback port in 20000-29999, below Linux's ephemeral range (32768-60999): the broker binds
+ * its ports long after they were found free (a JVM start), and a port of that range may meanwhile
+ * have become the source port of any outgoing connection.
+ */
+async function freeFixedPort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error('no free port in 20000-29999');
+}
+
 const JAVA_OPTS = ['-Xms128m', '-Xmx512m', '-XX:+UseG1GC', '-Djava.awt.headless=true', '-Dorg.slf4j.simpleLogger.defaultLogLevel=info', '-Dorg.slf4j.simpleLogger.showDateTime=true'];
 
 export class PrivateKafka {
@@ -49,6 +68,7 @@ export class PrivateKafka {
     private readonly lib: string,
     readonly dir: string,
     readonly port: number,
+    readonly logFile: string,
   ) {}
 
   /** `127.0.0.1:<port>` of the broker itself, for KAFKA_BROKERS (unless a proxy is advertised). */
@@ -56,21 +76,21 @@ export class PrivateKafka {
     return `127.0.0.1:${this.port}`;
   }
 
-  get logFile(): string {
-    return path.join(this.dir, 'kafka.log');
-  }
-
-  /** Formats a fresh KRaft log folder and starts the broker; resolves once it answers. */
   /**
+   * Formats a fresh KRaft log folder and starts the broker; resolves once it answers.
    * `advertisedPort`: the port clients are told to connect to (a proxy's in front of the broker,
-   * see kafka-fault-proxy.ts); the broker's own port by default.
+   * see kafka-fault-proxy.ts); the broker's own port by default. `dir` and `logFile`: where its data
+   * and log go (a temporary folder by default).
    */
-  static async start(options: { startTimeoutMs?: number; advertisedPort?: number } = {}): Promise<PrivateKafka> {
+  static async start(
+    options: { startTimeoutMs?: number; advertisedPort?: number; dir?: string; logFile?: string } = {},
+  ): Promise<PrivateKafka> {
     const java = javaBinary();
     const lib = kafkaLibDir();
     if (!java || !lib) throw new Error('a private Kafka broker needs java and the jars of .ci/kafka/start.sh (.ci/kafka/lib or KAFKA_LIB_DIR)');
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'gp-kafka-'));
-    const [port, controllerPort] = [await freePort(), await freePort()];
+    const dir = options.dir ? path.join(options.dir, 'kafka') : await mkdtemp(path.join(os.tmpdir(), 'gp-kafka-'));
+    await mkdir(dir, { recursive: true });
+    const [port, controllerPort] = [await freeFixedPort(), await freeFixedPort()];
     const ciSettings = await readFile(path.join(root, '.ci/kafka/server.properties'), 'utf8');
     const settings = ciSettings
       .replace(/^controller\.quorum\.voters=.*$/m, `controller.quorum.voters=1@127.0.0.1:${controllerPort}`)
@@ -79,7 +99,7 @@ export class PrivateKafka {
       .replace(/^log\.dirs=.*$/m, `log.dirs=${path.join(dir, 'logs')}`)
       .replace(/^num\.(network|io)\.threads=.*$/gm, 'num.$1.threads=1');
     await writeFile(path.join(dir, 'server.properties'), settings);
-    const kafka = new PrivateKafka(java, lib, dir, port);
+    const kafka = new PrivateKafka(java, lib, dir, port, options.logFile ?? path.join(dir, 'kafka.log'));
     // A cluster id is 16 random bytes in base64url (what `StorageTool random-uuid` prints).
     await kafka.run(['kafka.tools.StorageTool', 'format', '-t', randomBytes(16).toString('base64url'), '-c', kafka.properties, '--ignore-formatted']);
     await kafka.launch(options.startTimeoutMs);
