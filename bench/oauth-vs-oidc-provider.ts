@@ -1,5 +1,7 @@
 // The token endpoint against a peer, side by side in one run:
-//   `npx tsx bench/oauth-vs-oidc-provider.ts [--seconds 5] [--concurrency 16] [--warmup 2]`
+//   `npx tsx bench/oauth-vs-oidc-provider.ts [--seconds 5] [--concurrency 16] [--warmup 2] [--cpu-profile DIR]`
+// (--cpu-profile: our server writes a .cpuprofile of each measured window to DIR, {phase}.cpuprofile,
+// for bench/cpu-profile-summary.ts)
 //
 // Three phases, each run against our service, then against oidc-provider (npm) in memory and with a
 // durable Redis adapter (appendfsync always, a redis-server the bench starts), configured for
@@ -26,7 +28,7 @@
 // >= 500/s. Exits non-zero when a server answers anything but a correct 200 in a measured window,
 // or when a phase cannot run (our endpoints not built, codes refused, ...).
 import { fork, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,6 +53,7 @@ const INTROSPECTED_TOKENS = 64;
 /** Authorization codes live 60 s (spec): made later than this before use, they would expire. */
 const CODE_LIFETIME_BUDGET_S = 50;
 const FLOOR_MS = 1000;
+const PROFILE_DIR = process.argv.includes('--cpu-profile') ? process.argv[process.argv.indexOf('--cpu-profile') + 1] : undefined;
 
 /** Per phase: RS256 operations per request (jose), and the target for ours. */
 const PHASES: readonly { phase: Phase; title: string; target: number; operation: 'sign' | 'verify'; operations: number; floorWhy: string }[] = [
@@ -216,12 +219,15 @@ async function measurePhase(server: Server, generator: RpcClient, phase: Phase):
   const cpuBefore = await server.rpc.call<number>('cpu');
   const pgBefore = processCpuSeconds(await server.rpc.call<number[]>('postgresPids'));
   const machineBefore = machineCpuSeconds();
+  const profiled = PROFILE_DIR !== undefined && info.name === 'guestpass';
+  if (profiled) await server.rpc.call('startProfile', { file: path.resolve(PROFILE_DIR, `${phase}.cpuprofile`) });
   const windowStarted = performance.now();
   const result = await run(SECONDS * 1000, true, measuredCodes);
   // The snapshots' own interval (the run's plus the calls' way there and back on a busy machine).
   const windowS = (performance.now() - windowStarted) / 1000;
   const machineAfter = machineCpuSeconds();
   const cpuAfter = await server.rpc.call<number>('cpu');
+  if (profiled) await server.rpc.call('stopProfile');
   // Backends that came and went within the window are missed; the pool keeps its connections.
   const pgAfter = processCpuSeconds(await server.rpc.call<number[]>('postgresPids'));
 
@@ -385,10 +391,11 @@ async function main(): Promise<number> {
   console.log(`OAuth token endpoint: guestpass vs oidc-provider ${peerVersion()}, same machine, one run`);
   console.log(`  machine   ${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? '?'}), Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`  load      ${CONCURRENCY} virtual clients per server, keep-alive, ${WARMUP_SECONDS} s warm-up then ${SECONDS} s measured, per phase and server`);
-  console.log('  limits    ours at the SHIPPED limits (nothing raised), counted in PostgreSQL as the services count them');
+  console.log('  limits    ours at the SHIPPED limits (nothing raised), counted where the services count them (PostgreSQL; per client in memory)');
 
   const loadAtStart = os.loadavg().map((l) => l.toFixed(1)).join(' ');
   console.log('measuring the signing floor (nothing of the bench runs yet) ...');
+  if (PROFILE_DIR !== undefined) await mkdir(PROFILE_DIR, { recursive: true });
   const floor = await measureSigningFloor({ ms: FLOOR_MS, parallel: Math.max(2, os.cpus().length * 2) });
 
   const durableRedis = await startDurableRedis();

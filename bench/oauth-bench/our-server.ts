@@ -5,7 +5,9 @@
 // the OAuth protocol routes on a listener of their own, composed as createCommandApp composes
 // them (the service app's front middleware, then oauthProtocolRoutes), at the shipped limits:
 // every request of the bench comes from 127.0.0.1, and correct ones cost that address nothing
-// (its budget counts failures), while each client's budget is OAUTH_CLIENT_RATE_LIMIT's default.
+// (its budget counts failures; the points its requests hold while checked stay with the instance
+// for the next ones), while each client's budget is OAUTH_CLIENT_RATE_LIMIT's default, counted in
+// the instance's memory as the services count it.
 //
 // Authorization codes are made as the authorize endpoint makes them, by issueAuthorizationCode
 // for a validated request and a signed-in session, one event append each.
@@ -29,6 +31,7 @@ import { postgresRateLimitStore } from '../../shared/http/rate-limit-store.js';
 import type { CommandAppDeps } from '../../command-service/command-app-deps.js';
 import { inParallel, newSid, newVerifier, type BenchClient, type ClientKind, type IssuedCode, type ServerInfo } from './protocol.js';
 import { serveRpc } from './rpc.js';
+import { startCpuProfile } from '../cpu-profile.js';
 
 const REDIRECT_URI = 'https://bench.example.test/callback';
 const SCOPES = ['openid', 'offline_access'] as const;
@@ -38,6 +41,7 @@ const CREATE_PARALLELISM = 16;
 let stack: Stack | null = null;
 let server: http.Server | null = null;
 let user: { userId: number; orgId: number } | null = null;
+let stopProfile: (() => Promise<void>) | null = null;
 const clients = new Map<ClientKind, BenchClient>();
 
 function benchContext(): CommandContext {
@@ -82,9 +86,10 @@ serveRpc({
       introspectionVerifies: true,
       pid: process.pid,
       limits:
-        `the shipped limits, counted in PostgreSQL: per address ${TOKEN_ENDPOINT_FAILURE_LIMIT.points} failures/min at token, ` +
-        `${INTROSPECT_FAILURE_LIMIT.points} at introspect (correct requests give their point back); ` +
-        `per client ${DEFAULT_CLIENT_REQUESTS_PER_SECOND.toLocaleString('en')} requests/s per endpoint (OAUTH_CLIENT_RATE_LIMIT's default)`,
+        `the shipped limits: per address ${TOKEN_ENDPOINT_FAILURE_LIMIT.points} failures/min at token, ` +
+        `${INTROSPECT_FAILURE_LIMIT.points} at introspect, counted in PostgreSQL (correct requests give their point back; ` +
+        `held by the instance for the address's next ones meanwhile); per client ${DEFAULT_CLIENT_REQUESTS_PER_SECOND.toLocaleString('en')} ` +
+        `requests/s per endpoint (OAUTH_CLIENT_RATE_LIMIT's default), counted per instance in memory`,
     };
   },
 
@@ -117,6 +122,15 @@ serveRpc({
   async settle(): Promise<void> {
     const head = await stack!.store.headPosition();
     if (!(await stack!.deps.watermark.waitFor(head, 60_000))) throw new Error('the projections did not catch up within 60 s');
+  },
+
+  async startProfile({ file }: { file: string }): Promise<void> {
+    stopProfile = await startCpuProfile(file);
+  },
+
+  async stopProfile(): Promise<void> {
+    await stopProfile?.();
+    stopProfile = null;
   },
 
   async cpu(): Promise<number> {

@@ -49,6 +49,12 @@ export interface HandleOptions<State> {
    * append's expected revision proves it still current (else the usual lost-race path reads).
    */
   readonly known?: { readonly state: State; readonly revision: number | 'no_stream' };
+  /**
+   * The caller knows the stream is new (named by a random id it made, as a token family is): the
+   * first attempt decides on the initial state without a read, and the append's expected
+   * no_stream proves it (else the usual lost-race path reads). Cached like any stream it writes.
+   */
+  readonly newStream?: boolean;
 }
 
 export interface LoadOptions {
@@ -82,6 +88,8 @@ interface Pending {
   readonly command: unknown;
   readonly context: CommandContext;
   readonly known?: { readonly state: unknown; readonly revision: number | 'no_stream' };
+  /** `known` is the initial state of a stream the caller knows is new (cached once written). */
+  readonly knownNew: boolean;
   readonly resolve: (result: HandleResult<EventShape, unknown>) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -139,7 +147,8 @@ export class CommandHandler {
         decider: decider as unknown as Decider<unknown, EventShape, unknown>,
         command,
         context,
-        known: options.known,
+        known: options.newStream ? { state: decider.initialState(), revision: 'no_stream' } : options.known,
+        knownNew: options.newStream === true,
         resolve: resolve as (result: HandleResult<EventShape, unknown>) => void,
         reject,
       };
@@ -323,7 +332,7 @@ export class CommandHandler {
         const key = cacheKey(streamName, decider.evolve);
         // A stream the caller read itself is not cached on that account: streams written once or
         // twice (a delivery's) would push out the ones requests keep reading.
-        if (!(cached && cached === known) || this.cache.has(key)) this.remember(key, { revision: result.nextExpectedRevision, state: next, knownAt: Date.now() });
+        if (!(cached && cached === known) || batch[0]!.knownNew || this.cache.has(key)) this.remember(key, { revision: result.nextExpectedRevision, state: next, knownAt: Date.now() });
         // Every command of the batch is durable at the batch's last position.
         return outcomes.map((o) => ({ ...o, position: o.events.length > 0 ? result.position : START }));
       } catch (error) {

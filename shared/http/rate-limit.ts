@@ -75,6 +75,12 @@ export function setRateLimitHeaders(ctx: Pick<HttpContext, 'set'>, name: string,
   ctx.set(rateLimitHeaders({ policy: name, limit: policy.points, windowSeconds: policy.windowSeconds, remaining, resetSeconds }));
 }
 
+/**
+ * How far two readings of one window's end may differ and still be the same window: the store
+ * answers with the time left, read on either side of a round trip. Far below a window's length.
+ */
+export const windowSlackMs = (policy: RateLimitPolicy) => Math.min(1000, (policy.windowSeconds * 1000) / 10);
+
 /** Lockout levels count far past any real level; the column is a 32-bit integer. */
 const LEVEL_CEILING = 1_000_000;
 
@@ -103,8 +109,11 @@ export class RateLimiter {
     this.blocks = store.counter({ keyPrefix: `${name}:block`, points: 1, durationSeconds: policy.lockoutMemorySeconds });
   }
 
-  /** Takes one point for `key`. Resolves with what is left; rejects with RateLimitedError. */
-  async take(key: string, options: TakeOptions = {}): Promise<{ remaining: number; resetSeconds: number }> {
+  /**
+   * Takes one point for `key`. Resolves with what is left and when the window ends (`resetMs`
+   * from now, `resetSeconds` rounded up); rejects with RateLimitedError.
+   */
+  async take(key: string, options: TakeOptions = {}): Promise<{ remaining: number; resetSeconds: number; resetMs: number }> {
     const lockKey = options.lockKey ?? key;
     // The point and the lockout are asked for together: one store round trip of waiting, not two.
     const consumed = this.requests.consume(key).then(
@@ -128,7 +137,7 @@ export class RateLimiter {
       const exhausted = this.policy.escalation === 'exhaustion' && refused.consumedPoints === this.policy.points + 1;
       return this.refuse(lockKey, refused.msBeforeNext, lockKey === key ? this.requests : this.blocks, options, exhausted);
     }
-    return { remaining: res!.remainingPoints, resetSeconds: Math.ceil(res!.msBeforeNext / 1000) };
+    return { remaining: res!.remainingPoints, resetSeconds: Math.ceil(res!.msBeforeNext / 1000), resetMs: res!.msBeforeNext };
   }
 
   /** Counts the rejection, locks out the caller that crossed the abuse threshold, and throws the 429. */
@@ -160,11 +169,19 @@ export class RateLimiter {
   }
 
   /**
-   * Gives back the point a request took (a budget that counts failures only, after a request
-   * that did not fail). Not awaited by callers: the answer need not wait for the store.
+   * Gives back points requests took (a budget that counts failures only, after requests that did
+   * not fail). Not awaited by callers: the answer need not wait for the store.
+   *
+   * With `windowEndsAt` (epoch ms, as take's resetMs told it), the points belong to that window
+   * only: when the counter is in another one by now (a lockout, which outlasts any window, or a
+   * later window, which does not count them) the give-back is undone at once, so it neither
+   * shortens a lockout nor credits a window that never counted them.
    */
-  async giveBack(key: string): Promise<void> {
-    await this.requests.reward(key, 1);
+  async giveBack(key: string, points = 1, windowEndsAt?: number): Promise<void> {
+    const res = await this.requests.reward(key, points);
+    if (windowEndsAt === undefined) return;
+    const endsAt = Date.now() + res.msBeforeNext;
+    if (Math.abs(endsAt - windowEndsAt) > windowSlackMs(this.policy)) await this.requests.penalty(key, points);
   }
 
   /** Takes a point for `key` within a request; its answer carries the RateLimit headers. */

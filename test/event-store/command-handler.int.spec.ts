@@ -231,6 +231,25 @@ describe('command handler over the PostgreSQL event store', function () {
     expect(revision).to.equal(4);
   });
 
+  it('decides a command on a stream the caller knows is new without a read, caches it, and reads when it existed after all', async () => {
+    const { handler, store } = process();
+    const fresh = uniqueStream('list');
+    const first = await handler.handle(fresh, listDecider, { type: 'AddItem', item: 'a' }, context(), { newStream: true });
+    expect(first.nextExpectedRevision).to.equal(0);
+    expect(store.reads).to.deep.equal([]);
+    await handler.handle(fresh, listDecider, { type: 'AddItem', item: 'b' }, context());
+    expect(store.reads, 'its state was cached').to.deep.equal([]);
+
+    // Not new after all (another process wrote first): the expected no_stream loses, it reads and decides again.
+    const taken = uniqueStream('list');
+    const other = process();
+    await other.handler.handle(taken, listDecider, { type: 'AddItem', item: 'x' }, context());
+    const result = await handler.handle(taken, listDecider, { type: 'AddItem', item: 'y' }, context(), { newStream: true });
+    expect(store.conflicts).to.equal(1);
+    expect(store.reads).to.deep.equal([{ streamName: taken, fromRevision: 0 }]);
+    expect(result.state.items).to.deep.equal(['x', 'y']);
+  });
+
   it('decides a rejection made on its cached state again on a fresh read, before answering', async () => {
     // A door that can only be closed when open: process one's cache says closed, but two opened it.
     type Door = { open: boolean };

@@ -75,6 +75,8 @@ export async function exchangeAuthorizationCode(
 
   // Signing overlaps the family's append; the tokens are only handed out once the family exists
   // (if a racing replay revoked it first, StartTokenFamily fails with invalid_grant and they are dropped).
+  // The family's id was made at random with the code, so its stream is new: no read before the
+  // append, whose expected no_stream proves it (a racing replay's revocation makes it read and decide again).
   const [, minted] = await Promise.all([
     deps.handler.handle(
       familyStream,
@@ -84,6 +86,7 @@ export async function exchangeAuthorizationCode(
         data: { ...grant, familyId: facts.familyId, codeHash, refreshTokenHash: refreshToken?.hash ?? null, expiresAt },
       },
       ctx,
+      { newStream: true },
     ),
     mintTokens(deps.oauth, { ...grant, familyId: facts.familyId, nonce: facts.nonce, expiresAt }, ctx.now),
   ]);
