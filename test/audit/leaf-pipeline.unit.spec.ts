@@ -64,7 +64,7 @@ class MemoryLog {
 }
 
 /** The tree as PostgreSQL keeps it: leaves, links, the reach; a batch not on top of the stored size is refused. */
-class MemoryTree implements LeafStorePort {
+class MemoryTree {
   leaves: Array<{ index: number; eventId: string; orgId: number | null }> = [];
   links = new Map<string, number>();
   range = new CompactRange();
