@@ -18,6 +18,9 @@ import { auditKeysRoute } from './audit/audit-keys-route.js';
 
 export function createCommandApp(appDeps: CommandAppDeps): Koa<HttpState> {
   const { trustProxy } = appDeps.config;
+  if (!appDeps.config.pageCursorSecret) {
+    appDeps.logger.warn('PAGE_CURSOR_SECRET is not set: the console\'s page cursors are signed with a per-process random key');
+  }
   // Every limiter below counts in one store, this app's own when none is given.
   const deps = { ...appDeps, rateLimitStore: appDeps.rateLimitStore ?? memoryRateLimitStore() };
   const { rateLimitStore } = deps;

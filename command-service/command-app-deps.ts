@@ -9,7 +9,11 @@ import type { CommandDeps } from './command-deps.js';
 
 export interface CommandAppDeps extends CommandDeps {
   readonly logger: Logger;
-  readonly config: Pick<Config, 'trustProxy'> & Partial<Pick<Config, 'oauthClientRateLimit'>>;
+  /**
+   * `pageCursorSecret` (PAGE_CURSOR_SECRET) signs the console's page cursors, as the query app's:
+   * every instance must be given the same one; null or absent, a random key per process.
+   */
+  readonly config: Pick<Config, 'trustProxy'> & Partial<Pick<Config, 'oauthClientRateLimit' | 'pageCursorSecret'>>;
   /** The authorization server's issuer, clients and keys. */
   readonly oauth: OAuthServices;
   /**

@@ -7,6 +7,7 @@ import type Router from '@koa/router';
 import { serviceRouter } from '../shared/http/service-app.js';
 import type { HttpState } from '../shared/http/http-state.js';
 import { ORG_API_RATE_LIMIT, RateLimiter } from '../shared/http/rate-limit.js';
+import { PageCursor } from '../shared/http/page-cursor.js';
 import { html } from '../shared/sign-in/html.js';
 import type { CommandAppDeps } from '../command-service/command-app-deps.js';
 import { createSignInKit } from '../command-service/sign-in/sign-in-kit.js';
@@ -26,6 +27,7 @@ import { apiKeysSection } from './settings/api-keys-routes.js';
 import { facilitiesSection } from './settings/facilities-routes.js';
 import { peopleSection } from './settings/people-routes.js';
 import { invitationsSection } from './invitations/invitations-routes.js';
+import { joinPasskeySection } from './invitations/join-passkey-routes.js';
 import { passesSection } from './passes/passes-routes.js';
 import { visitorsSection } from './visitors/visitors-routes.js';
 import { membersSection } from './settings/members-routes.js';
@@ -43,6 +45,7 @@ const SECTIONS: readonly ConsoleSection[] = [
   facilitiesSection,
   peopleSection,
   invitationsSection,
+  joinPasskeySection,
   passesSection,
   visitorsSection,
   membersSection,
@@ -55,6 +58,8 @@ export function consoleRoutes(deps: CommandAppDeps, options: { trustProxy: boole
     kit: createSignInKit(deps),
     forms: new RateLimiter('console-forms', CONSOLE_FORMS_LIMIT, deps.rateLimitStore),
     trustProxy: options.trustProxy,
+    // The API's secret: behind a gateway the next page may be asked of another instance.
+    cursor: new PageCursor(deps.config.pageCursorSecret),
   };
   const router = serviceRouter();
 

@@ -3,16 +3,19 @@
 // With no KAFKA_BROKERS the bus is in-process; with no MQTT_URL an embedded aedes broker runs on
 // loopback with one simulated controller per active facility, so a newcomer can create a pass and
 // `guestpass door scan` it at once. With both set, the same pieces use the real brokers.
+// The gateway and its reactor run as the door-gateway role (gateway-role.ts), as in the
+// door-gateway process: a lost lock (the database gone and back) stops them, and they start again
+// once this process holds it, without the process ending.
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import type { EventStore } from '../shared/event-store/event-store.js';
 import { createPassBus } from '../shared/pass-bus/create-pass-bus.js';
 import type { PassBus } from '../shared/pass-bus/pass-bus.js';
-import { PassEventForwarder } from '../projections/pass-event-forwarder.js';
-import { DoorGateway } from './door-gateway.js';
-import { KnexDoorCredentialStore } from './credential-store.js';
-import { DoorAccessReactor } from './door-access-reactor.js';
+import type { ReadinessCheck } from '../shared/http/readiness.js';
+import { runPassEventForwarder, startForwarding } from '../projections/pass-event-forwarder-role.js';
+import type { DoorGateway } from './door-gateway.js';
+import { runDoorGatewayRole, type DoorGatewayRole } from './gateway-role.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './embedded-broker.js';
 import { ControllerSimulator } from './controller-simulator.js';
 
@@ -33,15 +36,21 @@ export interface DoorPathOptions {
   /** How often new facilities get simulated controllers (default 5 s). */
   readonly facilityPollMs?: number;
   readonly expirySweepMs?: number;
+  /** How often the role asks for the lock after losing it, and its longest pause while the database is down (tests). */
+  readonly lockPollMs?: number;
+  readonly lockMaxRetryMs?: number;
   /** Write the embedded broker's URL into the data folder for the CLI (default true). */
   readonly recordBrokerUrl?: boolean;
 }
 
 export interface DoorPath {
   readonly bus: PassBus;
-  readonly gateway: DoorGateway;
-  readonly forwarder: PassEventForwarder | null;
-  readonly reactor: DoorAccessReactor | null;
+  /** The running gateway; null while this process waits for the active gateway's lock (after losing it). */
+  readonly gateway: DoorGateway | null;
+  /** The gateway and its reactor (and, on the in-process bus, the forwarder) as a leadership role. */
+  readonly role: DoorGatewayRole;
+  /** /readyz `mqtt`: fails while the role waits for its lock, and while the MQTT links are down. */
+  readonly readinessCheck: ReadinessCheck;
   readonly broker: EmbeddedBroker | null;
   readonly mqttUrl: string;
   /** Simulated controllers by facility id. */
@@ -72,40 +81,38 @@ export async function startDoorPath(deps: DoorPathDeps, options: DoorPathOptions
     stops.push(() => bus.close());
     await bus.ensureTopics();
 
-    // The reactor first: the in-process bus keeps nothing for a consumer not yet there, and the
-    // gateway acknowledges scans to the broker once the bus has them.
-    let reactor: DoorAccessReactor | null = null;
-    if (options.reactor ?? true) {
-      reactor = new DoorAccessReactor({ bus, store: deps.store, knex: deps.knex, logger });
-      await reactor.start();
-      const started = reactor;
-      stops.push(() => started.stop());
+    // The forwarder: on Kafka, one active among the processes that forward (projections/main.ts
+    // too); on the in-process bus, in the gateway's terms below, since only this process's gateway
+    // reads that bus: forwarding into it while the gateway waits would only fill it.
+    const forward = options.forwarder ?? true;
+    const forwarderDeps = { store: deps.store, knex: deps.knex, bus, logger };
+    if (forward && bus.kind !== 'in-process') {
+      const forwarding = runPassEventForwarder(forwarderDeps);
+      stops.push(() => forwarding.stop());
     }
 
-    const gateway = new DoorGateway({
+    const role = runDoorGatewayRole({
+      knex: deps.knex,
+      store: deps.store,
       bus,
-      store: new KnexDoorCredentialStore(deps.knex),
       mqttUrl,
       logger,
+      reactor: options.reactor ?? true,
       ...(config.mqttTopicRoot ? { topicRoot: config.mqttTopicRoot } : {}),
-      ...(options.expirySweepMs ? { expirySweepMs: options.expirySweepMs } : {}),
+      ...(options.expirySweepMs ? { gateway: { expirySweepMs: options.expirySweepMs } } : {}),
+      ...(options.lockPollMs ? { pollMs: options.lockPollMs } : {}),
+      ...(options.lockMaxRetryMs ? { maxRetryMs: options.lockMaxRetryMs } : {}),
+      ...(forward && bus.kind === 'in-process' ? { alongside: () => startForwarding(forwarderDeps) } : {}),
     });
-    await gateway.start();
-    stops.push(() => gateway.stop());
-
-    let forwarder: PassEventForwarder | null = null;
-    if (options.forwarder ?? true) {
-      forwarder = new PassEventForwarder({ store: deps.store, knex: deps.knex, bus, logger });
-      await forwarder.start();
-      const started = forwarder;
-      stops.push(() => started.stop());
-    }
+    stops.push(() => role.stop());
+    // Waits for the lock as the gateway did, and fails `npm start` if its first start fails.
+    await role.firstStart;
 
     const controllers = new Map<number, ControllerSimulator[]>();
     const perFacility = options.controllersPerFacility ?? (broker ? 1 : 0);
     if (perFacility > 0) {
       const ensureControllers = async () => {
-        for (const facilityId of await facilitiesToSimulate(deps.knex, gateway)) {
+        for (const facilityId of await facilitiesToSimulate(deps.knex, role.gateway)) {
           if (controllers.has(facilityId)) continue;
           const list: ControllerSimulator[] = [];
           controllers.set(facilityId, list);
@@ -128,16 +135,27 @@ export async function startDoorPath(deps: DoorPathDeps, options: DoorPathOptions
       });
     }
 
-    return { bus, gateway, forwarder, reactor, broker, mqttUrl, controllers, stop: stopAll };
+    return {
+      bus,
+      get gateway() {
+        return role.gateway;
+      },
+      role,
+      readinessCheck: role.readinessCheck,
+      broker,
+      mqttUrl,
+      controllers,
+      stop: stopAll,
+    };
   } catch (error) {
     await stopAll();
     throw error;
   }
 }
 
-/** Active facilities from the read model (when it exists), plus facilities the gateway holds credentials for. */
-async function facilitiesToSimulate(knex: Knex, gateway: DoorGateway): Promise<number[]> {
-  const ids = new Set<number>(gateway.lists.facilityIds());
+/** Active facilities from the read model (when it exists), plus facilities the running gateway holds credentials for. */
+async function facilitiesToSimulate(knex: Knex, gateway: DoorGateway | null): Promise<number[]> {
+  const ids = new Set<number>(gateway?.lists.facilityIds() ?? []);
   try {
     const rows = await knex('facilities').where({ is_active: true }).select<{ facility_id: number }[]>('facility_id');
     for (const r of rows) ids.add(Number(r.facility_id));

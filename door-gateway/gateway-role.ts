@@ -2,7 +2,8 @@
 // gateway and the door access reactor run only while this process holds the active gateway's
 // lock. When the lock is lost (PostgreSQL stopped or restarted, the session ended) they stop, the
 // process stays up as a standby and asks for the lock again with backoff, and starts a new
-// gateway once it holds it: a database outage does not end the process.
+// gateway once it holds it: a database outage does not end the process. `npm start`'s door path
+// (door-gateway/embedded.ts) runs the same role, with its forwarder as work alongside.
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger.js';
 import type { EventStore } from '../shared/event-store/event-store.js';
@@ -28,6 +29,13 @@ export interface DoorGatewayRoleOptions {
   readonly maxRetryMs?: number;
   /** Passed to each gateway (a test's shorter timeouts). */
   readonly gateway?: Partial<Omit<DoorGatewayOptions, 'bus' | 'store' | 'mqttUrl' | 'logger' | 'takesLock'>>;
+  /** Run the door access reactor in the role (default true; false when another process runs it). */
+  readonly reactor?: boolean;
+  /**
+   * More work of each term, started once its gateway runs and stopped before it (the embedded
+   * forwarder into the in-process bus only this gateway reads). Resolves at once with its stop.
+   */
+  readonly alongside?: () => Promise<() => Promise<void>>;
 }
 
 export interface DoorGatewayRole extends LeaderRole {
@@ -35,6 +43,12 @@ export interface DoorGatewayRole extends LeaderRole {
   readonly gateway: DoorGateway | null;
   /** Resolves the first time this process is the active one. */
   readonly firstActive: Promise<void>;
+  /**
+   * Settles with the first term's start once this process holds the lock: rejects if it failed
+   * (a broker not reachable), though the role asks again. `npm start` fails on it, as it did when
+   * its gateway took the lock itself; the door-gateway process waits on `firstActive` instead.
+   */
+  readonly firstStart: Promise<void>;
   /** /readyz: fails while a standby, and while the active gateway's MQTT links are down. */
   readonly readinessCheck: ReadinessCheck;
 }
@@ -44,6 +58,9 @@ export function runDoorGatewayRole(options: DoorGatewayRoleOptions): DoorGateway
   let gateway: DoorGateway | null = null;
   let becameActive!: () => void;
   const firstActive = new Promise<void>((resolve) => (becameActive = resolve));
+  let firstStarted: { resolve(): void; reject(error: unknown): void } | null = null;
+  const firstStart = new Promise<void>((resolve, reject) => (firstStarted = { resolve, reject }));
+  firstStart.catch(() => undefined); // told to whoever awaits it; the role logs it and asks again anyway
   const role = runWhileLeader({
     knex,
     key: SESSION_LOCKS.doorGateway,
@@ -63,23 +80,34 @@ export function runDoorGatewayRole(options: DoorGatewayRoleOptions): DoorGateway
       });
       let reactor: DoorAccessReactor | null = null;
       let stopMetrics: (() => void) | null = null;
+      let stopAlongside: (() => Promise<void>) | null = null;
       const stop = async () => {
         gateway = null;
         stopMetrics?.();
-        await reactor?.stop();
+        await stopAlongside?.();
         await running.stop();
+        await reactor?.stop();
       };
       try {
+        // The reactor first: the in-process bus of `npm start` keeps nothing for a consumer group
+        // not yet there, and the gateway acknowledges scans to the broker once the bus has them.
+        if (options.reactor ?? true) {
+          reactor = new DoorAccessReactor({ bus, store, knex, logger });
+          await reactor.start();
+        }
         await running.start();
         stopMetrics = observeDoorGateway(running);
-        reactor = new DoorAccessReactor({ bus, store, knex, logger });
-        await reactor.start();
+        if (options.alongside) stopAlongside = await options.alongside();
       } catch (error) {
+        firstStarted?.reject(error);
+        firstStarted = null;
         await stop().catch(() => undefined);
         throw error;
       }
       gateway = running;
       becameActive();
+      firstStarted?.resolve();
+      firstStarted = null;
       return stop;
     },
   });
@@ -91,6 +119,7 @@ export function runDoorGatewayRole(options: DoorGatewayRoleOptions): DoorGateway
       return role.active;
     },
     firstActive,
+    firstStart,
     readinessCheck: mqttCheck(() => gateway),
     stop: () => role.stop(),
   };

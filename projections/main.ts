@@ -11,10 +11,7 @@ import { databaseCheck, eventStoreCheck, kafkaCheck, type ReadinessCheck } from 
 import { observeDeliveryOutcomes } from '../shared/metrics/delivery-metrics.js';
 import { observeLogLag } from './lag-metrics.js';
 import { ProjectionRunner } from './runner.js';
-import { PassEventForwarder } from './pass-event-forwarder.js';
-import { Stopped } from './stoppable-retry.js';
-import { runWhileLeader } from '../shared/db/leadership-lock.js';
-import { SESSION_LOCKS } from '../shared/db/session-lock.js';
+import { runPassEventForwarder } from './pass-event-forwarder-role.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
 import { startConfiguredPassDelivery } from './pass-delivery.js';
 import { defaultBaseUrl } from '../runtime/base-url.js';
@@ -60,23 +57,7 @@ async function main(): Promise<void> {
         started.push(() => bus.close());
         // One forwarder is active among the projections processes (the others stand by): each would
         // otherwise publish every pass event again. A standby takes over from the checkpoint.
-        const forwarding = runWhileLeader({
-          knex: runtime.knex,
-          key: SESSION_LOCKS.passEventForwarder,
-          holder: 'pass event forwarder',
-          logger,
-          start: async () => {
-            const forwarder = new PassEventForwarder({ store: runtime.store, knex: runtime.knex, bus, logger });
-            // It retries until Kafka answers; stop() ends that too (Stopped).
-            const starting = forwarder.start().catch((error: unknown) => {
-              if (!(error instanceof Stopped)) logger.error({ err: error }, 'pass event forwarder failed to start');
-            });
-            return async () => {
-              await forwarder.stop();
-              await starting;
-            };
-          },
-        });
+        const forwarding = runPassEventForwarder({ store: runtime.store, knex: runtime.knex, bus, logger });
         started.push(() => forwarding.stop());
         checks.push(kafkaCheck(bus));
       }

@@ -19,7 +19,6 @@ import { READY_WAIT_MS } from '../shared/http/serve.js';
 import { KafkaPassBus } from '../shared/pass-bus/kafka-pass-bus.js';
 import { observeDeliveryOutcomes } from '../shared/metrics/delivery-metrics.js';
 import { observeLogLag } from '../projections/lag-metrics.js';
-import { mqttCheck, observeDoorGateway } from '../door-gateway/door-metrics.js';
 import { createCommandApp } from '../command-service/app.js';
 import { createQueryApp } from '../query-service/app.js';
 import { ProjectionRunner } from '../projections/runner.js';
@@ -150,25 +149,24 @@ export async function startEmbedded(config: Config, logger: Logger, options: Emb
     const rateLimits = await sharedRateLimitStore(config.redisUrl, runtime.knex, { log: logger });
     started.push(() => rateLimits.close());
     const rateLimitStore = rateLimits.store;
-    const commandApp = createCommandApp({ ...runtime.deps, logger, config, rateLimitStore, oauth });
+    // One cursor secret for both apps: the API's lists and the console's.
+    const cursorSecret = await pageCursorSecret(config);
+    const commandApp = createCommandApp({ ...runtime.deps, logger, config: { ...config, pageCursorSecret: cursorSecret }, rateLimitStore, oauth });
     const queryApp = createQueryApp({
       db: runtime.knex,
       logger,
-      config: { trustProxy: config.trustProxy, pageCursorSecret: await pageCursorSecret(config) },
+      config: { trustProxy: config.trustProxy, pageCursorSecret: cursorSecret },
       rateLimitStore,
       oauth,
       readModelChanges: runtime.watermark,
       subjectKeys: runtime.deps.subjectKeys,
       contactHasher,
     });
-    // /metrics: read-model and reactor lag, delivery outcomes, the door path, beside the HTTP metrics.
-    const metricsObservers = [
-      observeLogLag({ knex: runtime.knex, store: runtime.store }),
-      observeDeliveryOutcomes(runtime.knex),
-      observeDoorGateway(doorPath.gateway),
-    ];
+    // /metrics: read-model and reactor lag, delivery outcomes, beside the HTTP metrics (the door
+    // path's are recorded by each of its gateway's terms).
+    const metricsObservers = [observeLogLag({ knex: runtime.knex, store: runtime.store }), observeDeliveryOutcomes(runtime.knex)];
     started.push(async () => metricsObservers.forEach((stopObserving) => stopObserving()));
-    const checks = [databaseCheck(runtime.knex), eventStoreCheck(runtime.store), mqttCheck(doorPath.gateway), notary.integrity.readinessCheck()];
+    const checks = [databaseCheck(runtime.knex), eventStoreCheck(runtime.store), doorPath.readinessCheck, notary.integrity.readinessCheck()];
     if (doorPath.bus instanceof KafkaPassBus) checks.push(kafkaCheck(doorPath.bus));
     // Serves once /readyz would say 200 (the embedded door path's MQTT link connects a moment after start).
     const failing = await waitUntilReady(checks, READY_WAIT_MS, options.stopping);

@@ -30,6 +30,11 @@ export interface AddUserInput {
   readonly roles?: readonly string[];
   /** Own monthly invite allowance; omit or null for the organization's default. */
   readonly inviteAllowance?: number | null;
+  /**
+   * An id drawn beforehand (deps.ids.next('user')): an invitee joining with a passkey gives the
+   * authenticator the account's user handle before the account exists. Omit to draw one here.
+   */
+  readonly userId?: number;
 }
 
 export async function addUser(
@@ -48,7 +53,7 @@ export async function addUser(
     passwordHash = await hashPassword(input.password);
   }
 
-  const [userId] = await deps.ids.next('user');
+  const userId = input.userId ?? (await deps.ids.next('user'))[0];
   if (userId === undefined) throw new Error('id allocator returned no user id');
   const command: UserCommand = {
     type: 'AddUser',

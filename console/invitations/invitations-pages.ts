@@ -65,10 +65,23 @@ export interface JoinForm {
   readonly lastName: string;
 }
 
+/** The names a person joining must give, whichever way they will sign in. */
+export function joinNameErrors(form: JoinForm): Record<string, string> {
+  const missing: Record<string, string> = {};
+  if (form.firstName.trim() === '') missing.first_name = 'Enter your first name';
+  if (form.lastName.trim() === '') missing.last_name = 'Enter your last name';
+  return missing;
+}
+
+/**
+ * Set up an account: names, then a password; or, where the browser can make one, a passkey
+ * instead (the section stays hidden until /signin/passkey.js finds WebAuthn, so without a script
+ * the page is the password form alone).
+ */
 export function setPasswordPage(input: { csrfToken: string; action: string; email: string; organization: string; form: JoinForm; errors: FormErrors }): SafeHtml {
   const { form, errors } = input;
   return consoleLayout(
-    { title: `Join ${input.organization}`, user: null, csrfToken: input.csrfToken, hasErrors: hasErrors(errors) },
+    { title: `Join ${input.organization}`, user: null, csrfToken: input.csrfToken, hasErrors: hasErrors(errors), scripts: [SIGN_IN_PATHS.passkeyScript] },
     html`${errorSummary(errors)}
 <h1>Join ${input.organization}</h1>
 <p>You are invited as <strong>${input.email}</strong>. Set up your account first; then you can accept or decline the invitation.</p>
@@ -78,6 +91,15 @@ ${postForm(
   html`<input type="email" name="username" value="${input.email}" autocomplete="username" hidden readonly>
 ${textInput({ name: 'first_name', label: 'First name', value: form.firstName, errors, autocomplete: 'given-name', maxlength: 100 })}
 ${textInput({ name: 'last_name', label: 'Last name', value: form.lastName, errors, autocomplete: 'family-name', maxlength: 100 })}
+<section id="join-passkey" aria-labelledby="join-passkey-heading" hidden>
+<h2 id="join-passkey-heading">Sign in with a passkey</h2>
+<p>Use this device’s fingerprint, face or screen lock, or a security key, instead of a password.</p>
+<div class="passkey-join">
+<button type="button" id="passkey-join" class="button button--primary">Create account with a passkey</button>
+<p class="passkey-status" role="status"></p>
+</div>
+<h2>Or choose a password</h2>
+</section>
 ${textInput({ name: 'password', label: 'Password', hint: `${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters.`, value: '', errors, type: 'password', autocomplete: 'new-password', maxlength: MAX_PASSWORD_LENGTH })}
 <p>${button('Create account')}</p>`,
   { novalidate: true },

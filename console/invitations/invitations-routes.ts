@@ -2,30 +2,25 @@
 // email, as GET /api/v1/invites matches them), Accept and Decline (answer-invitation.ts; both are
 // events, and both take the invitation off the pending list). /invitations/join/{id}.{token}: the
 // link of the invitation email (no sign-in): a person without an account in the organization sets
-// a password (the use case of `user create`) and is signed in; one with an account signs in.
+// a password (the use case of `user create`), or makes a passkey (join-passkey-routes.ts), and is
+// signed in; one with an account signs in.
 import type Router from '@koa/router';
-import { timingSafeEqual } from 'node:crypto';
-import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
+import type { HttpState } from '../../shared/http/http-state.js';
 import { READ_MODELS } from '../../shared/db/read-models.js';
 import type { Role } from '../../shared/domain/events.js';
-import { DomainError, NotFoundError } from '../../shared/errors.js';
-import { invitationDecider } from '../../shared/domain/invitation-decider.js';
-import { invitationMailStream } from '../../shared/domain/invitation-mail-events.js';
-import { oauthStreams } from '../../shared/oauth/oauth-events.js';
+import { DomainError } from '../../shared/errors.js';
 import { SIGN_IN_AMR } from '../../shared/sign-in/sign-in-methods.js';
 import { acceptInvitation, declineInvitation } from '../../command-service/invitations/answer-invitation.js';
 import { addUser } from '../../command-service/users/add-user.js';
 import { userCommandContext } from '../../command-service/sign-in/sign-in-kit.js';
 import { redirectTo } from '../../command-service/sign-in/page-response.js';
-import { linkHashOf } from '../../projections/invitation-mail-worker.js';
 import type { ConsoleEnv } from '../console-env.js';
 import { guard, idParam, postedForm, publicGuard, sendConsolePage } from '../console-guard.js';
 import { fieldOfRefusal, refusalMessage, text } from '../console-form.js';
 import { CONSOLE_PATHS } from '../console-paths.js';
 import { consoleUser } from '../console-user.js';
-import { invitationsPage, setPasswordPage, signInToAnswerPage, type JoinForm, type MyInvitation } from './invitations-pages.js';
-
-const JOIN_REF = /^([1-9][0-9]{0,15})\.([A-Za-z0-9_-]{43})$/;
+import { invitationOfLink } from './invitation-link.js';
+import { invitationsPage, joinNameErrors, setPasswordPage, signInToAnswerPage, type JoinForm, type MyInvitation } from './invitations-pages.js';
 
 export function invitationsSection(router: Router<HttpState>, env: ConsoleEnv): void {
   const { deps, kit } = env;
@@ -62,25 +57,8 @@ export function invitationsSection(router: Router<HttpState>, env: ConsoleEnv): 
     redirectTo(ctx, `${CONSOLE_PATHS.invitations}?notice=declined`);
   });
 
-  /** The pending invitation the link names, when the link is one that was issued for it; else 404. */
-  async function invitationOfLink(ctx: HttpContext): Promise<{ inviteId: number; orgId: number; email: string; organization: string; hasAccount: boolean }> {
-    const match = JOIN_REF.exec(ctx.params.ref ?? '');
-    if (match === null) throw new NotFoundError('invitation not found');
-    const inviteId = idParam(match[1]);
-    const presented = Buffer.from(linkHashOf(match[2]!), 'utf8');
-    const [issued, invitation] = await Promise.all([deps.store.readStream(invitationMailStream(inviteId)), deps.handler.load(oauthStreams.invitation(inviteId), invitationDecider)]);
-    const known = issued.some((e) => e.type === 'InvitationLinkIssued' && timingSafeEqual(Buffer.from((e.data as { linkHash: string }).linkHash, 'utf8'), presented));
-    const { state } = invitation;
-    if (!known || state.status !== 'pending') throw new NotFoundError('invitation not found');
-    const [org, account] = await Promise.all([
-      deps.db(READ_MODELS.organizations).first('name').where({ org_id: state.orgId }),
-      deps.db(READ_MODELS.users).first('user_id').where({ org_id: state.orgId }).whereRaw('lower(email) = ?', [state.email]),
-    ]);
-    return { inviteId, orgId: state.orgId, email: state.email, organization: (org?.name as string | undefined) ?? 'the organization', hasAccount: account !== undefined };
-  }
-
   router.get(`${CONSOLE_PATHS.invitations}/join/:ref`, ...publicGuard(env), async (ctx) => {
-    const invitation = await invitationOfLink(ctx);
+    const invitation = await invitationOfLink(deps, ctx.params.ref);
     if (invitation.hasAccount) {
       kit.returnAfterSignIn(ctx, CONSOLE_PATHS.invitations);
       return sendConsolePage(ctx, signInToAnswerPage({ csrfToken: kit.csrfToken(ctx), email: invitation.email, organization: invitation.organization }));
@@ -89,16 +67,14 @@ export function invitationsSection(router: Router<HttpState>, env: ConsoleEnv): 
   });
 
   router.post(`${CONSOLE_PATHS.invitations}/join/:ref`, ...publicGuard(env), async (ctx) => {
-    const invitation = await invitationOfLink(ctx);
+    const invitation = await invitationOfLink(deps, ctx.params.ref);
     if (invitation.hasAccount) return redirectTo(ctx, ctx.path);
     const fields = postedForm(ctx);
     const form: JoinForm = { firstName: text(fields, 'first_name'), lastName: text(fields, 'last_name') };
     const password = text(fields, 'password');
     const again = (errors: Record<string, string>) =>
       sendConsolePage(ctx, setPasswordPage({ csrfToken: kit.csrfToken(ctx), action: ctx.path, email: invitation.email, organization: invitation.organization, form, errors }), 400);
-    const missing: Record<string, string> = {};
-    if (form.firstName.trim() === '') missing.first_name = 'Enter your first name';
-    if (form.lastName.trim() === '') missing.last_name = 'Enter your last name';
+    const missing = joinNameErrors(form);
     if (password === '') missing.password = 'Choose a password';
     if (Object.keys(missing).length > 0) return again(missing);
     let userId: number;

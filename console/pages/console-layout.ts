@@ -19,6 +19,8 @@ export interface ConsolePageOptions {
   readonly current?: string;
   /** The page shows form errors: its title starts with "Error:". */
   readonly hasErrors?: boolean;
+  /** More same-origin scripts (deferred); they read the CSRF token from `<meta name="csrf-token">`. */
+  readonly scripts?: readonly string[];
 }
 
 export function consoleLayout(options: ConsolePageOptions, main: SafeHtml): SafeHtml {
@@ -41,7 +43,9 @@ export function consoleLayout(options: ConsolePageOptions, main: SafeHtml): Safe
 <title>${title} · ${SERVICE_NAME}</title>
 <link rel="stylesheet" href="${CONSOLE_PATHS.stylesheet}">
 <script src="${CONSOLE_PATHS.script}" defer></script>
-</head>
+${(options.scripts ?? []).length > 0 && html`<meta name="csrf-token" content="${csrfToken}">
+${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>
+`)}`}</head>
 <body>
 <a class="skip-link" href="#main">Skip to main content</a>
 <header class="masthead">

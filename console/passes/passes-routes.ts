@@ -8,7 +8,6 @@ import type Router from '@koa/router';
 import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
 import { READ_MODELS, type FacilityRow, type PassBatchRow } from '../../shared/db/read-models.js';
 import { DomainError, NotFoundError, QuotaExceededError, ValidationError } from '../../shared/errors.js';
-import { PageCursor } from '../../shared/http/page-cursor.js';
 import { isPassPublicId, parseCreatePassRequest } from '../../shared/domain/pass-request.js';
 import type { GuestDetails, PassCreated } from '../../shared/domain/events.js';
 import { open } from '../../shared/crypto/sealed-box.js';
@@ -99,7 +98,7 @@ function errorsOf(error: DomainError): FormErrors {
 export function passesSection(router: Router<HttpState>, env: ConsoleEnv): void {
   const { deps, kit } = env;
   const host = guard(env, 'self_invite');
-  const cursor = new PageCursor();
+  const { cursor } = env;
 
   async function activeFacilities(orgId: number): Promise<Array<{ value: string; label: string }>> {
     const rows = await deps

@@ -6,7 +6,6 @@ import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import type { HttpState } from '../../shared/http/http-state.js';
 import { READ_MODELS, type AuditLogRow, type FacilityRow, type MemberDirectoryRow, type UserRow } from '../../shared/db/read-models.js';
-import { PageCursor } from '../../shared/http/page-cursor.js';
 import { AUDIT_KINDS } from '../../projections/audit-log-projection.js';
 import { pageOf } from '../../query-service/passes/pass-page-query.js';
 import type { ConsoleEnv } from '../console-env.js';
@@ -97,7 +96,7 @@ function onWhatOf(row: AuditLogRow, names: Names): string {
 
 export function auditSection(router: Router<HttpState>, env: ConsoleEnv): void {
   const { deps, kit } = env;
-  const cursor = new PageCursor();
+  const { cursor } = env;
 
   router.get(CONSOLE_PATHS.audit, ...guard(env, 'admin'), async (ctx) => {
     const user = consoleUser(ctx);

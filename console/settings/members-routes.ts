@@ -6,7 +6,6 @@
 import type Router from '@koa/router';
 import type { HttpContext, HttpState } from '../../shared/http/http-state.js';
 import { DomainError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../shared/errors.js';
-import { PageCursor } from '../../shared/http/page-cursor.js';
 import { addMember } from '../../command-service/members/add-member.js';
 import { updateMember } from '../../command-service/members/update-member.js';
 import { deactivateMember, reactivateMember } from '../../command-service/members/change-member-status.js';
@@ -97,7 +96,7 @@ async function readUpload(ctx: HttpContext): Promise<Buffer> {
 export function membersSection(router: Router<HttpState>, env: ConsoleEnv): void {
   const { deps, kit } = env;
   const admin = guard(env, 'admin');
-  const cursor = new PageCursor();
+  const { cursor } = env;
   const imports = new MemberImportJobs(deps);
   const allFields = [...MEMBER_FIELDS];
 

@@ -1,7 +1,7 @@
 // The console walked in headless Chromium, as an admin and others would: every page of the walk
 // is checked with axe-core (no serious or critical violation), refused by no content security
 // policy, and screenshotted at 390 x 844 and 1280 x 800 (test-artifacts/console/).
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -11,28 +11,13 @@ import { requireComponent } from '../support/components.js';
 import { passBody, startStack, type Stack, type Tenant } from '../support/stack.js';
 import { READ_MODELS } from '../../shared/db/read-models.js';
 import { OutboxMailSender, OutboxSmsSender } from '../../shared/delivery/outbox.js';
-import { findPart, parseMimeMessage } from '../../shared/delivery/mime-reader.js';
 import { fakeOrigin } from '../interop/support/chromium.js';
 import { discoverRelyingParty } from '../interop/support/relying-party.js';
 import { CHROMIUM_PATH, ConsoleBrowser, chromiumAvailable, expectConsoleHeaders, submit } from './support/console-browser.js';
+import { invitationLinkFor } from './support/invitation-mail.js';
 
 const APP_ORIGIN = 'https://console-app.example.test';
 const REDIRECT_URI = `${APP_ORIGIN}/callback`;
-
-/** The invitation email to `to` in the outbox folder, waited for (the mail worker polls); its link. */
-async function invitationLinkFor(dir: string, to: string): Promise<string> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    for (const name of (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('email.eml'))) {
-      const message = parseMimeMessage(await readFile(path.join(dir, name)));
-      if (message.header('to') !== to) continue;
-      const link = /https?:\/\/\S+\/invitations\/join\/\S+/.exec(findPart(message, 'text/plain')!.text)?.[0];
-      if (link !== undefined) return link;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`no invitation email to ${to} reached the outbox within 15 s`);
-}
 
 describe('console walk in headless Chromium', function () {
   this.timeout(120_000);

@@ -52,8 +52,12 @@ export interface ServeOptions {
   readonly failureLimit?: Partial<RateLimitPolicy>;
   /** OAUTH_CLIENT_RATE_LIMIT (default: the shipped one). */
   readonly oauthClientRateLimit?: number;
-  /** The issuer (default: this gateway's own address); another gateway of the same deployment shares it. */
-  readonly issuer?: string;
+  /**
+   * The issuer (default: this gateway's own address); another gateway of the same deployment
+   * shares it. A function gets the gateway's address first (a browser test of passkeys needs
+   * `localhost` there: WebAuthn refuses an IP address as the relying party).
+   */
+  readonly issuer?: string | ((baseUrl: string) => string);
   readonly trustProxy?: boolean;
   /** Signs page cursors (default: a random key per gateway). */
   readonly pageCursorSecret?: string;
@@ -238,7 +242,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // Listen first: the issuer is the server's own address.
     const { server, baseUrl } = await listen();
     const federation = typeof serveOptions.federation === 'function' ? await serveOptions.federation(baseUrl) : (serveOptions.federation ?? null);
-    const oauth = createOAuthServices(db, databaseUrl, { issuer: serveOptions.issuer ?? baseUrl, kek: STACK_KEK, federation });
+    const oauth = createOAuthServices(db, databaseUrl, { issuer: typeof serveOptions.issuer === 'function' ? serveOptions.issuer(baseUrl) : (serveOptions.issuer ?? baseUrl), kek: STACK_KEK, federation });
     oauthServices.add(oauth);
     const userApiRateLimiter = new RateLimiter('user-api', { ...USER_API_RATE_LIMIT, ...UNREACHABLE_LIMIT, ...serveOptions.userRateLimit }, rateLimitStore);
     const commandApp = createCommandApp({ ...deps, logger, config, rateLimitStore, orgApiRateLimiter, userApiRateLimiter, oauthFailureLimit: serveOptions.failureLimit, oauth });

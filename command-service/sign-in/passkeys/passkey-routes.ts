@@ -10,7 +10,8 @@
 // The account routes need a recent sign-in (session-decider.ts).
 // The relying party is the issuer: RP ID its host name, the only accepted origin its origin.
 // Challenges live in PostgreSQL (passkey-challenges.ts says why), found through an HttpOnly
-// SameSite=Strict cookie that holds a random handle, and are spent by the verify that reads them.
+// SameSite=Strict cookie that holds a random handle, and are spent by the verify that reads them
+// (browser-ceremonies.ts).
 import type Router from '@koa/router';
 import { serviceRouter } from '../../../shared/http/service-app.js';
 import { generateAuthenticationOptions } from '@simplewebauthn/server';
@@ -21,14 +22,14 @@ import { isCredentialId } from '../../../shared/sign-in/passkeys/passkey-decider
 import { removePasskey } from './remove-passkey.js';
 import { ORG_API_RATE_LIMIT, RateLimiter } from '../../../shared/http/rate-limit.js';
 import type { CommandContext } from '../../../shared/event-store/command-handler.js';
-import { clearCookieHeader, cookieName, setCookieHeader, type CookieSpec } from '../../../shared/sign-in/browser-cookies.js';
 import { SIGN_IN_AMR } from '../../../shared/sign-in/sign-in-methods.js';
 import { authenticatedRecently } from '../../../shared/sign-in/session-decider.js';
 import { relyingPartyOf } from '../../../shared/sign-in/passkeys/relying-party.js';
 import { parseAuthenticationResponse, parseRegistrationResponse } from '../../../shared/sign-in/passkeys/webauthn-responses.js';
 import type { CommandAppDeps } from '../../command-app-deps.js';
 import { userCommandContext, type SignInKit } from '../sign-in-kit.js';
-import { CEREMONY_TTL_SECONDS, PasskeyChallenges, type CeremonyPurpose, type PendingCeremony } from './passkey-challenges.js';
+import { CEREMONY_TTL_SECONDS } from './passkey-challenges.js';
+import { browserCeremonies } from './browser-ceremonies.js';
 import { formOrJsonBody } from './form-or-json-body.js';
 import { PASSKEY_SCRIPT_PATH, servePasskeyScript } from './passkey-script.js';
 import { passkeyRegistrationOptions, registerPasskey } from './register-passkey.js';
@@ -48,28 +49,12 @@ const PASSKEY_RATE_LIMIT = { ...ORG_API_RATE_LIMIT, points: 300, windowSeconds: 
 /** The sign-in page's message for every refused passkey: it must not tell which check failed. */
 export const PASSKEY_SIGN_IN_REFUSED_PAGE = 'Passkey sign-in did not work. Try again, or sign in with your password.';
 
-/** Only our own pages post the ceremony, so the cookie is Strict. */
-const CEREMONY_COOKIE: CookieSpec = { name: 'gp_passkey', sameSite: 'Strict', maxAgeSeconds: CEREMONY_TTL_SECONDS };
-
 export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<HttpState> {
   const relyingParty = relyingPartyOf(deps.oauth.issuer);
-  const https = new URL(deps.oauth.issuer).protocol === 'https:';
-  const challenges = new PasskeyChallenges(deps.db);
+  const ceremonies = browserCeremonies(deps.db, deps.oauth.issuer);
   const router = serviceRouter();
   const limit = new RateLimiter('passkeys', PASSKEY_RATE_LIMIT, deps.rateLimitStore).middleware({ trustProxy: deps.config.trustProxy });
   const body = formOrJsonBody();
-
-  async function beginCeremony(ctx: HttpContext, ceremony: Omit<PendingCeremony, 'expiresAt'>, now: Date): Promise<void> {
-    const handle = await challenges.begin(ceremony, now, ctx.cookies.get(cookieName(CEREMONY_COOKIE, https)));
-    ctx.append('Set-Cookie', setCookieHeader(CEREMONY_COOKIE, handle, https));
-  }
-
-  /** The browser's ceremony of this purpose, spent now whatever the outcome. */
-  async function takeCeremony(ctx: HttpContext, purpose: CeremonyPurpose, now: Date): Promise<PendingCeremony | null> {
-    const ceremony = await challenges.take(ctx.cookies.get(cookieName(CEREMONY_COOKIE, https)), purpose, now);
-    ctx.append('Set-Cookie', clearCookieHeader(CEREMONY_COOKIE, https));
-    return ceremony;
-  }
 
   function context(ctx: HttpContext, now: Date): Omit<CommandContext, 'actor'> {
     return { correlationId: ctx.state.requestId, causationId: null, now };
@@ -102,7 +87,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
       userVerification: 'required',
       timeout: CEREMONY_TTL_SECONDS * 1000,
     });
-    await beginCeremony(ctx, { purpose: 'authentication', challenge: options.challenge, userId: null }, now);
+    await ceremonies.begin(ctx, { purpose: 'authentication', challenge: options.challenge, userId: null }, now);
     sendJson(ctx, 200, options);
   });
 
@@ -110,7 +95,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
     kit.checkCsrf(ctx);
     const now = new Date();
     const response = parseAuthenticationResponse(ctx.request.body);
-    const ceremony = await takeCeremony(ctx, 'authentication', now);
+    const ceremony = await ceremonies.take(ctx, 'authentication', now);
     let user;
     try {
       user = await signInWithPasskey(deps, { response, ceremony, relyingParty }, context(ctx, now));
@@ -131,7 +116,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
     kit.checkCsrf(ctx);
     const now = new Date();
     const options = await passkeyRegistrationOptions(deps, { userId, relyingParty });
-    await beginCeremony(ctx, { purpose: 'registration', challenge: options.challenge, userId }, now);
+    await ceremonies.begin(ctx, { purpose: 'registration', challenge: options.challenge, userId }, now);
     sendJson(ctx, 200, options);
   });
 
@@ -140,7 +125,7 @@ export function passkeyRoutes(deps: CommandAppDeps, kit: SignInKit): Router<Http
     kit.checkCsrf(ctx);
     const now = new Date();
     const response = parseRegistrationResponse(ctx.request.body);
-    const ceremony = await takeCeremony(ctx, 'registration', now);
+    const ceremony = await ceremonies.take(ctx, 'registration', now);
     const { credentialId } = await registerPasskey(
       deps,
       { userId, response, ceremony, relyingParty },

@@ -1,5 +1,7 @@
-// Passkeys in the browser: sign-in (#passkey-signin on the sign-in page) and registration
-// (#passkey-register in #passkeys on the account page). Served as is from /signin/passkey.js,
+// Passkeys in the browser: sign-in (#passkey-signin on the sign-in page), registration
+// (#passkey-register in #passkeys on the account page) and an invitee's new account made with a
+// passkey (#passkey-join in the console's join form, in #join-passkey, which stays hidden where
+// this script does not run or the browser has no WebAuthn). Served as is from /signin/passkey.js,
 // loaded with <script defer>: no build step, no inline code, nothing evaluated, so it runs under
 // a Content-Security-Policy of script-src 'self'. The server does every check; this only moves
 // bytes between the server's JSON (base64url strings) and the WebAuthn API (ArrayBuffers).
@@ -27,6 +29,7 @@
     return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
   }
 
+  // A refusal keeps the server's words (error.said), which the join form shows ("Enter your first name").
   function postJson(path, body) {
     return fetch(path, {
       method: 'POST',
@@ -35,7 +38,11 @@
       body: JSON.stringify(body || {}),
     }).then(function (response) {
       return response.json().then(function (json) {
-        if (!response.ok) throw new Error((json && (json.error_description || json.error)) || 'request failed');
+        if (!response.ok) {
+          var error = new Error((json && (json.error_description || json.error)) || 'request failed');
+          error.said = typeof (json && json.error) === 'string' && !json.error_description ? json.error : null;
+          throw error;
+        }
         return json;
       });
     });
@@ -162,10 +169,36 @@
       });
   }
 
+  // The join form's names go with both requests; the form's own action is the join link.
+  function join(button) {
+    var form = button.form;
+    var base = form.getAttribute('action');
+    var names = { first_name: form.elements.first_name.value, last_name: form.elements.last_name.value };
+    button.disabled = true;
+    showStatus(button, '');
+    postJson(base + '/passkey/options', names)
+      .then(function (json) {
+        return navigator.credentials.create({ publicKey: creationOptions(json) });
+      })
+      .then(function (credential) {
+        if (!credential) throw new Error('no passkey was created');
+        return postJson(base + '/passkey/verify', Object.assign({ credential: registrationJson(credential) }, names));
+      })
+      .then(function (json) {
+        window.location.assign(json.location);
+      })
+      .catch(function (error) {
+        button.disabled = false;
+        var said = error && error.said ? error.said.charAt(0).toUpperCase() + error.said.slice(1) + '. ' : '';
+        showStatus(button, said + 'Your account was not set up with a passkey. Try again, or choose a password.');
+      });
+  }
+
   function start() {
     var supported = typeof window.PublicKeyCredential === 'function' && !!navigator.credentials;
     var signInButton = document.getElementById('passkey-signin');
     var registerButton = document.getElementById('passkey-register');
+    var joinButton = document.getElementById('passkey-join');
     [signInButton, registerButton].forEach(function (button) {
       if (button && !supported) {
         button.disabled = true;
@@ -173,6 +206,11 @@
       }
     });
     if (!supported) return;
+    // The join form offers a passkey only where one can be made; elsewhere it is the password form.
+    if (joinButton) {
+      document.getElementById('join-passkey').hidden = false;
+      joinButton.addEventListener('click', function () { join(joinButton); });
+    }
     if (signInButton) signInButton.addEventListener('click', function () { signIn(signInButton); });
     if (registerButton) registerButton.addEventListener('click', function () { register(registerButton); });
   }

@@ -1,6 +1,7 @@
 // Adding a passkey to the signed-in user's account: the registration options (a discoverable
 // credential with user verification, none of the user's existing passkeys again), then the
-// verification of the authenticator's attestation and PasskeyRegistered through the decider.
+// verification of the authenticator's attestation and PasskeyRegistered through the decider. The
+// console's join page uses the same steps for an invitee whose account is made with the passkey.
 // Attestation is "none": the service does not restrict which authenticator makers users may use,
 // so there is nothing to gain from collecting attestation certificates (which also identify the
 // device model).
@@ -37,21 +38,55 @@ export async function passkeyRegistrationOptions(
     deps.handler.load(oauthStreams.userCredentials(userId), passkeyDecider),
   ]);
   if (!user) throw new ValidationError(PASSKEY_REGISTRATION_FAILED);
+  return creationOptions({
+    userId,
+    userName: user.email,
+    displayName: `${user.first_name} ${user.last_name}`.trim(),
+    exclude: [...state.passkeys.values()].map((p) => ({ id: p.credentialId, transports: [...p.transports] })),
+    relyingParty,
+  });
+}
+
+/**
+ * Creation options for a user who does not exist yet (an invitee joining with a passkey): the id
+ * is drawn beforehand, so the authenticator keeps the same user handle the account will have.
+ */
+export function newUserPasskeyOptions(input: { readonly userId: number; readonly email: string; readonly displayName: string; readonly relyingParty: RelyingParty }): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  return creationOptions({ userId: input.userId, userName: input.email, displayName: input.displayName, exclude: [], relyingParty: input.relyingParty });
+}
+
+function creationOptions(input: {
+  readonly userId: number;
+  readonly userName: string;
+  readonly displayName: string;
+  readonly exclude: NonNullable<Parameters<typeof generateRegistrationOptions>[0]['excludeCredentials']>;
+  readonly relyingParty: RelyingParty;
+}): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const { relyingParty } = input;
   return generateRegistrationOptions({
     rpName: relyingParty.name,
     rpID: relyingParty.id,
-    userID: userHandleOf(userId),
-    userName: user.email,
-    userDisplayName: `${user.first_name} ${user.last_name}`.trim(),
+    userID: userHandleOf(input.userId),
+    userName: input.userName,
+    userDisplayName: input.displayName,
     timeout: CEREMONY_TTL_SECONDS * 1000,
     attestationType: 'none',
-    excludeCredentials: [...state.passkeys.values()].map((p) => ({ id: p.credentialId, transports: [...p.transports] })),
+    excludeCredentials: input.exclude,
     authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
     supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
   });
 }
 
-export async function registerPasskey(
+/** An attestation that checked out, for a credential no one has registered yet. */
+export interface VerifiedPasskey {
+  readonly credentialId: string;
+  readonly publicKey: string;
+  readonly counter: number;
+  readonly transports: string[];
+}
+
+/** Checks the authenticator's attestation against the browser's ceremony; writes nothing. */
+export async function verifyPasskeyRegistration(
   deps: CommandDeps,
   input: {
     readonly userId: number;
@@ -60,8 +95,7 @@ export async function registerPasskey(
     readonly ceremony: PendingCeremony | null;
     readonly relyingParty: RelyingParty;
   },
-  ctx: CommandContext,
-): Promise<{ readonly credentialId: string }> {
+): Promise<VerifiedPasskey> {
   const { userId, response, ceremony, relyingParty } = input;
   // A challenge is bound to the user it was issued for: a session switched mid-ceremony fails.
   if (!ceremony || ceremony.userId !== userId) throw new ValidationError(PASSKEY_REGISTRATION_FAILED);
@@ -90,23 +124,32 @@ export async function registerPasskey(
     .where({ credential_key: passkeyCredentialKey(credential.id) })
     .first();
   if (taken) throw new ConflictError('this passkey is already registered');
+  return {
+    credentialId: credential.id,
+    publicKey: Buffer.from(credential.publicKey).toString('base64url'),
+    counter: credential.counter,
+    transports: knownTransports(response.response.transports),
+  };
+}
 
-  const result = await deps.handler.handle(
-    oauthStreams.userCredentials(userId),
-    passkeyDecider,
-    {
-      type: 'RegisterPasskey',
-      data: {
-        userId,
-        credentialId: credential.id,
-        publicKey: Buffer.from(credential.publicKey).toString('base64url'),
-        counter: credential.counter,
-        transports: knownTransports(response.response.transports),
-      },
-    },
-    ctx,
-  );
+/** Records a verified passkey on the user (PasskeyRegistered) and waits until sign-in can find it. */
+export async function recordPasskey(deps: CommandDeps, userId: number, passkey: VerifiedPasskey, ctx: CommandContext): Promise<{ readonly credentialId: string }> {
+  const result = await deps.handler.handle(oauthStreams.userCredentials(userId), passkeyDecider, { type: 'RegisterPasskey', data: { userId, ...passkey } }, ctx);
   // The next sign-in with this passkey finds its user in sign_in_credentials.
   await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.signInCredentials]);
-  return { credentialId: credential.id };
+  return { credentialId: passkey.credentialId };
+}
+
+export async function registerPasskey(
+  deps: CommandDeps,
+  input: {
+    readonly userId: number;
+    readonly response: RegistrationResponseJSON;
+    /** The browser's pending registration ceremony, already taken (null: none, expired or spent). */
+    readonly ceremony: PendingCeremony | null;
+    readonly relyingParty: RelyingParty;
+  },
+  ctx: CommandContext,
+): Promise<{ readonly credentialId: string }> {
+  return recordPasskey(deps, input.userId, await verifyPasskeyRegistration(deps, input), ctx);
 }

@@ -14,6 +14,7 @@ import { accountPage } from '../../../command-service/sign-in/pages/account-page
 import { oauthStreams } from '../../../shared/oauth/oauth-events.js';
 import { SIGNED_IN_LOCATION, TEST_SESSION_COOKIE, TestSignInKit } from './support/test-sign-in-kit.js';
 import { serveMethod, type MethodApp } from './support/method-app.js';
+import { attachVirtualAuthenticator } from '../../support/virtual-authenticator.js';
 
 function chromiumPath(): string | null {
   const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
@@ -73,18 +74,7 @@ describe('passkeys in a real browser (e2e, Chromium with a virtual authenticator
     page.on('console', (message) => {
       if (message.type() === 'error' && !/style\.css|Failed to load resource/.test(message.text())) problems.push(message.text());
     });
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    await attachVirtualAuthenticator(page);
     return { page, problems };
   }
 
