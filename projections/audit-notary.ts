@@ -5,18 +5,16 @@
 // kept in audit_tree_heads and appended to the log (AuditTreeHeadSigned), where it becomes a leaf
 // itself. A batch's leaves, nodes, tenant rows and the tree's reach are one transaction, so a
 // crash (SIGKILL) leaves no leaf twice and no gap; a restart goes on from the stored reach.
+// Batches are read and hashed while the one before commits (audit-leaf-pipeline.ts).
 //
 // Leaves hash the events exactly as stored (storedEvents: not upcast), through the EventStore
 // port, so it works the same over PostgreSQL and EventStoreDB.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger.js';
-import { comparePositions, positionToString, WrongExpectedVersion, type EventStore, type Position, type RecordedEvent, type Subscription } from '../shared/event-store/event-store.js';
+import { positionToString, WrongExpectedVersion, type EventStore } from '../shared/event-store/event-store.js';
 import { storedEvents } from '../shared/event-store/validating-event-store.js';
-import { canonicalEvent, canonicalText } from '../shared/audit/audit-leaf.js';
-import { leafHash, toHex } from '../shared/audit/merkle-hash.js';
-import { CompactRange, type StoredNode } from '../shared/audit/compact-range.js';
-import { attributeEvent, linkKeysOf, withheldReason } from '../shared/audit/org-attribution.js';
+import { toHex } from '../shared/audit/merkle-hash.js';
 import {
   insertHead,
   latestHead,
@@ -26,15 +24,14 @@ import {
   readTreeState,
   unloggedHeads,
   writeTreeBatch,
-  type LeafRecord,
-  type OrgEventRow,
 } from '../shared/audit/postgres-audit-tree.js';
 import { currentAuditKey } from '../shared/audit/audit-keys.js';
 import { signTreeHead, type SignedTreeHead } from '../shared/audit/tree-head.js';
 import { AUDIT_TREE_HEADS_STREAM, type AuditTreeHeadSigned } from '../shared/domain/audit-events.js';
 import { checkCheckpointStore } from './checkpoint-store-identity.js';
-import { StoppableRetry, Stopped } from './stoppable-retry.js';
+import { StoppableRetry } from './stoppable-retry.js';
 import { AuditIntegrity, checkSample } from './audit-sample-check.js';
+import { LeafPipeline, type TreeReach } from './audit-leaf-pipeline.js';
 
 export const AUDIT_NOTARY = 'audit-notary';
 
@@ -60,13 +57,11 @@ export interface AuditNotaryOptions {
 export class AuditNotary {
   private readonly raw: EventStore;
   private readonly retry: StoppableRetry;
-  private subscription: Subscription | null = null;
-  private range: CompactRange | null = null;
-  private position: Position | null = null;
+  private readonly pipeline: LeafPipeline;
   /** Leaves other than head events since the last head: what makes a 10-second head due. */
   private unheaded = 0;
   private lastHead: { head: number; size: number; at: number } = { head: 0, size: 0, at: 0 };
-  /** Batches and heads take turns. */
+  /** Heads and reloads of the tree take turns (leaves go on meanwhile: a head signs the committed tree). */
   private turn: Promise<unknown> = Promise.resolve();
   private timers: NodeJS.Timeout[] = [];
   readonly integrity: AuditIntegrity;
@@ -75,28 +70,36 @@ export class AuditNotary {
     this.raw = storedEvents(options.store);
     this.retry = new StoppableRetry('audit notary', options.logger, options.retry);
     this.integrity = options.integrity ?? new AuditIntegrity();
+    const knex = options.knex;
+    this.pipeline = new LeafPipeline({
+      log: this.raw,
+      store: {
+        load: () => this.inTurn(() => this.load()),
+        links: (keys) => orgLinks(knex, keys),
+        write: (batch) => writeTreeBatch(knex, batch),
+      },
+      retry: this.retry,
+      logger: options.logger,
+      batchSize: options.batchSize ?? 1000,
+      onCommitted: (prepared) => {
+        this.unheaded += prepared.unheaded;
+        void this.inTurn(() => this.headIfDue()).catch(() => undefined);
+      },
+    });
   }
 
   get treeSize(): number {
-    return this.range?.size ?? 0;
+    return this.pipeline.committed?.range.size ?? 0;
   }
 
   async start(): Promise<void> {
     const { knex, logger } = this.options;
     const check = await this.retry.run('check the event store', () => checkCheckpointStore(knex, this.options.store));
     if (!check.ok) throw check.mismatch;
-    await this.retry.run('load the tree', () => this.load());
     await this.retry.run('log pending heads', () => this.logPendingHeads());
-    logger?.info({ reactor: AUDIT_NOTARY, treeSize: this.treeSize, from: positionToString(this.position!) }, 'audit notary started');
     if (this.retry.stopped) return;
-    this.subscription = this.raw.subscribeToAll({
-      after: this.position!,
-      batchSize: this.options.batchSize ?? 1000,
-      onEvents: (events) => this.inTurn(() => this.handleBatch(events)),
-      onError: (error) => {
-        if (!(error instanceof Stopped)) logger?.error({ err: error, reactor: AUDIT_NOTARY }, 'audit notary: subscription error');
-      },
-    });
+    await this.pipeline.start();
+    logger?.info({ reactor: AUDIT_NOTARY, treeSize: this.treeSize, from: positionToString(this.pipeline.committed!.position) }, 'audit notary started');
     const tick = setInterval(() => void this.inTurn(() => this.headIfDue()).catch(() => undefined), 1000);
     tick.unref();
     this.timers.push(tick);
@@ -111,9 +114,7 @@ export class AuditNotary {
   async stop(): Promise<void> {
     this.retry.stop();
     for (const timer of this.timers.splice(0)) clearInterval(timer);
-    const subscription = this.subscription;
-    this.subscription = null;
-    await subscription?.stop();
+    await this.pipeline.stop();
     await this.turn.catch(() => undefined);
   }
 
@@ -122,7 +123,7 @@ export class AuditNotary {
     return checkSample({ knex: this.options.knex, store: this.raw, logger: this.options.logger, integrity: this.integrity }, size);
   }
 
-  /** Signs a head now if anything was appended since the last one (tests and shutdown use it). */
+  /** Signs a head now if anything was committed since the last one (tests and shutdown use it). */
   signNow(): Promise<SignedTreeHead | null> {
     return this.inTurn(() => (this.treeSize > this.lastHead.size ? this.signHead() : Promise.resolve(null)));
   }
@@ -133,88 +134,40 @@ export class AuditNotary {
     return next;
   }
 
-  private async load(): Promise<void> {
+  /** The stored tree, and the heads (at start, and when a failure makes the pipeline start again). */
+  private async load(): Promise<TreeReach> {
     const state = await readTreeState(this.options.knex);
-    this.range = await loadCompactRange(this.options.knex, state.treeSize);
-    this.position = state.position;
+    const range = await loadCompactRange(this.options.knex, state.treeSize);
     const head = await latestHead(this.options.knex);
     this.lastHead = head ? { head: head.head, size: head.tree_size, at: head.timestamp } : { head: 0, size: 0, at: 0 };
     // After a restart the kind of the leaves since the last head is not known: more than its own
     // head event means something arrived.
     this.unheaded = Math.max(0, state.treeSize - this.lastHead.size - 1);
-  }
-
-  private async handleBatch(events: readonly RecordedEvent[]): Promise<void> {
-    const fresh = events.filter((e) => comparePositions(e.position, this.position!) > 0);
-    if (fresh.length === 0) return;
-    await this.retry.run('append leaves', async () => {
-      try {
-        await this.append(fresh);
-      } catch (error) {
-        // The stored tree is the truth: start again from it (another notary may have run meanwhile).
-        await this.load();
-        throw error;
-      }
-    });
-    await this.headIfDue();
-  }
-
-  private async append(all: readonly RecordedEvent[]): Promise<void> {
-    const events = all.filter((e) => comparePositions(e.position, this.position!) > 0);
-    if (events.length === 0) return;
-    const range = this.range!;
-    const fromSize = range.size;
-    const links = await orgLinks(this.options.knex, events.flatMap(linkKeysOf));
-    const nodes: StoredNode[] = [];
-    const leaves: LeafRecord[] = [];
-    const orgEvents: OrgEventRow[] = [];
-    const newLinks: Array<[string, number]> = [];
-    let unheaded = 0;
-    // A copy: the range moves only once the batch is committed.
-    const next = new CompactRange(range.size, range.nodes());
-    for (const event of events) {
-      const canonical = canonicalEvent(event);
-      const text = canonicalText(canonical);
-      const index = next.size;
-      nodes.push(...next.append(leafHash(Buffer.from(text, 'utf8'))));
-      const { orgId, newLinks: learned } = attributeEvent(event, links);
-      for (const [key, org] of learned) {
-        links.set(key, org);
-        newLinks.push([key, org]);
-      }
-      leaves.push({ index, eventId: event.id, position: canonical.position, orgId });
-      if (orgId !== null) {
-        const withheld = withheldReason(event);
-        orgEvents.push({ orgId, index, canonical: withheld ? null : text, withheld });
-      }
-      if (event.type !== 'AuditTreeHeadSigned') unheaded++;
-    }
-    const last = events[events.length - 1]!.position;
-    await writeTreeBatch(this.options.knex, { fromSize, toSize: next.size, position: last, nodes, leaves, orgEvents, links: newLinks });
-    this.range = next;
-    this.position = last;
-    this.unheaded += unheaded;
+    return { range, position: state.position };
   }
 
   private async headIfDue(): Promise<void> {
-    if (!this.range || this.retry.stopped) return;
+    const range = this.pipeline.committed?.range;
+    if (!range || this.retry.stopped) return;
     const now = Date.now();
     const sinceLast = now - this.lastHead.at;
     const due =
       (this.unheaded > 0 && sinceLast >= (this.options.headIntervalMs ?? 10_000)) ||
-      (sinceLast >= (this.options.heartbeatMs ?? 3_600_000) && this.range.size > 0);
+      (sinceLast >= (this.options.heartbeatMs ?? 3_600_000) && range.size > 0);
     if (due) await this.retry.run('sign a head', () => this.signHead());
   }
 
   private async signHead(): Promise<SignedTreeHead> {
     const { knex, kek } = this.options;
-    const range = this.range!;
+    // The committed tree as it is now; leaves committed while the head is signed wait for the next.
+    const range = this.pipeline.committed!.range;
+    const counted = this.unheaded;
     const key = await currentAuditKey(knex, kek);
     const fields = { tree_size: range.size, root_hash: toHex(range.root()), timestamp: Math.max(Date.now(), this.lastHead.at + 1) };
     const head = { head: this.lastHead.head + 1, ...fields, signature: await signTreeHead(fields, key), kid: key.kid };
     await insertHead(knex, head);
     this.lastHead = { head: head.head, size: head.tree_size, at: head.timestamp };
-    this.unheaded = 0;
+    this.unheaded = Math.max(0, this.unheaded - counted);
     this.options.logger?.debug({ head: head.head, treeSize: head.tree_size }, 'audit tree head signed');
     await this.logPendingHeads();
     return head;

@@ -3,7 +3,7 @@
 // verifier in any language gets the same bytes from the same fields.
 import canonicalize from 'canonicalize';
 import { positionToString, type RecordedEvent } from '../event-store/event-store.js';
-import { leafHash } from './merkle-hash.js';
+import { leafHashOfText } from './merkle-hash.js';
 
 /** The fields a leaf commits to, in the JSON an export carries them in. */
 export interface CanonicalEvent {
@@ -39,5 +39,5 @@ export function canonicalText(event: CanonicalEvent): string {
 
 /** SHA-256(0x00 || JCS(event)). */
 export function eventLeafHash(event: CanonicalEvent): Buffer {
-  return leafHash(Buffer.from(canonicalText(event), 'utf8'));
+  return leafHashOfText(canonicalText(event));
 }

@@ -26,6 +26,16 @@ export function leafHash(entry: Uint8Array): Buffer {
   return hash('sha256', prefixed(0, [entry], entry.length), 'buffer');
 }
 
+/** leafHash of a text's UTF-8 bytes, encoded straight into the scratch buffer (no Buffer per leaf). */
+export function leafHashOfText(text: string): Buffer {
+  // UTF-8 takes at most 3 bytes per UTF-16 unit.
+  const room = 1 + 3 * text.length;
+  if (scratch.length < room) scratch = Buffer.allocUnsafe(Math.max(room, scratch.length * 2));
+  scratch[0] = 0;
+  const written = scratch.write(text, 1, 'utf8');
+  return hash('sha256', scratch.subarray(0, 1 + written), 'buffer');
+}
+
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
   return hash('sha256', prefixed(1, [left, right], left.length + right.length), 'buffer');
 }

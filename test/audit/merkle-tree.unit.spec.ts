@@ -3,7 +3,7 @@
 // only complete subtrees, as the notary's table does.
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
-import { EMPTY_ROOT, leafHash, nodeHash } from '../../shared/audit/merkle-hash.js';
+import { EMPTY_ROOT, leafHash, leafHashOfText, nodeHash } from '../../shared/audit/merkle-hash.js';
 import { nodeKey, rangeNodes, splitPoint, type TreeNode } from '../../shared/audit/merkle-ranges.js';
 import { consistencyProof, inclusionProof, rootHash, type NodeStore } from '../../shared/audit/merkle-proofs.js';
 import { verifyConsistency, verifyInclusion } from '../../shared/audit/merkle-verify.js';
@@ -50,6 +50,8 @@ const SIZES = [...Array.from({ length: 70 }, (_, i) => i + 1), 127, 128, 129, 25
 describe('audit Merkle tree (RFC 9162)', () => {
   it('hashes leaves and nodes with the 0x00 / 0x01 prefixes and the empty root as SHA-256 of nothing', () => {
     expect(leafHash(Buffer.from('a')).toString('hex')).to.equal(createHash('sha256').update(Buffer.from([0])).update('a').digest('hex'));
+    // From a text: its UTF-8 bytes, multi-byte characters and a text longer than the scratch buffer included.
+    for (const text of ['a', 'é€😀 "x"', 'ü'.repeat(5000)]) expect(leafHashOfText(text).equals(leafHash(Buffer.from(text, 'utf8'))), text.slice(0, 8)).to.equal(true);
     expect(nodeHash(Buffer.from('l'), Buffer.from('r')).toString('hex')).to.equal(createHash('sha256').update(Buffer.from([1])).update('lr').digest('hex'));
     expect(EMPTY_ROOT.toString('hex')).to.equal('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   });
