@@ -85,16 +85,18 @@ export interface VerifiedPasskey {
   readonly transports: string[];
 }
 
+export interface PasskeyRegistrationInput {
+  readonly userId: number;
+  readonly response: RegistrationResponseJSON;
+  /** The browser's pending registration ceremony, already taken (null: none, expired or spent). */
+  readonly ceremony: PendingCeremony | null;
+  readonly relyingParty: RelyingParty;
+}
+
 /** Checks the authenticator's attestation against the browser's ceremony; writes nothing. */
 export async function verifyPasskeyRegistration(
   deps: CommandDeps,
-  input: {
-    readonly userId: number;
-    readonly response: RegistrationResponseJSON;
-    /** The browser's pending registration ceremony, already taken (null: none, expired or spent). */
-    readonly ceremony: PendingCeremony | null;
-    readonly relyingParty: RelyingParty;
-  },
+  input: PasskeyRegistrationInput,
 ): Promise<VerifiedPasskey> {
   const { userId, response, ceremony, relyingParty } = input;
   // A challenge is bound to the user it was issued for: a session switched mid-ceremony fails.
@@ -142,13 +144,7 @@ export async function recordPasskey(deps: CommandDeps, userId: number, passkey: 
 
 export async function registerPasskey(
   deps: CommandDeps,
-  input: {
-    readonly userId: number;
-    readonly response: RegistrationResponseJSON;
-    /** The browser's pending registration ceremony, already taken (null: none, expired or spent). */
-    readonly ceremony: PendingCeremony | null;
-    readonly relyingParty: RelyingParty;
-  },
+  input: PasskeyRegistrationInput,
   ctx: CommandContext,
 ): Promise<{ readonly credentialId: string }> {
   return recordPasskey(deps, input.userId, await verifyPasskeyRegistration(deps, input), ctx);
