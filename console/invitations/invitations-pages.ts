@@ -1,5 +1,5 @@
 // /invitations: the signed-in user's pending invitations with Accept and Decline; and the pages
-// of an invitation's emailed link (set a password first, or sign in).
+// of an invitation's emailed link (set a password or a passkey first, or sign in).
 import { html, type SafeHtml } from '../../shared/sign-in/html.js';
 import type { Role } from '../../shared/domain/events.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../shared/crypto/password-hash.js';

@@ -31,13 +31,13 @@ export function invitationMail(input: {
     '',
     `Accept or decline: ${input.link}`,
     '',
-    'If you have no account yet, the link lets you set a password first. If you did not expect this email, ignore it.',
+    'If you have no account yet, the link lets you set a password or a passkey first. If you did not expect this email, ignore it.',
   ].join('\n');
   const body = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Invitation to ${organization}</title></head>
 <body style="font-family: sans-serif; color: #1b1b1b;">
 <p>You are invited to join <strong>${organization}</strong> on Guest Pass${as}.</p>
 <p><a href="${input.link}" style="color: #1d4f91;">Accept or decline the invitation</a></p>
-<p>If you have no account yet, the link lets you set a password first. If you did not expect this email, ignore it.</p>
+<p>If you have no account yet, the link lets you set a password or a passkey first. If you did not expect this email, ignore it.</p>
 </body></html>`;
   return {
     to: input.to,
