@@ -20,7 +20,7 @@ import { redirectTo, sendPage } from '../command-service/sign-in/page-response.j
 import { SIGN_IN_PATHS } from '../command-service/sign-in/sign-in-paths.js';
 import type { ConsoleEnv } from './console-env.js';
 import { consoleUser, setConsoleUser, type ConsoleUser } from './console-user.js';
-import { forbiddenPage, messagePage, notFoundPage, signInAgainPage } from './pages/common-pages.js';
+import { confirmPage, forbiddenPage, messagePage, notFoundPage, signInAgainPage, type ConfirmInput } from './pages/common-pages.js';
 
 const forms = new WeakMap<HttpContext, FormFields>();
 
@@ -32,6 +32,22 @@ export function postedForm(ctx: HttpContext): FormFields {
 /** Sends a console page: never cached, never framed, only our own script and style (page-response.ts). */
 export function sendConsolePage(ctx: HttpContext, page: SafeHtml, status = 200): void {
   sendPage(ctx, page, status);
+}
+
+/**
+ * The confirmation page of a destructive action, for the signed-in user: its form posts back to
+ * the path it was asked at (unless `action` names another), "Go back" leads to `current`'s list
+ * (unless `backHref` names another).
+ */
+export function sendConfirmPage(
+  env: ConsoleEnv,
+  ctx: HttpContext,
+  page: Omit<ConfirmInput, 'user' | 'csrfToken' | 'action' | 'backHref'> & Partial<Pick<ConfirmInput, 'action' | 'backHref'>> & { readonly current: string },
+): void {
+  sendPage(
+    ctx,
+    confirmPage({ user: consoleUser(ctx), csrfToken: env.kit.csrfToken(ctx), action: ctx.path, backHref: page.current, ...page }),
+  );
 }
 
 function userOrNull(ctx: HttpContext): ConsoleUser | null {

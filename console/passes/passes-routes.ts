@@ -21,11 +21,10 @@ import { listUserPasses, usageOf } from '../../query-service/user/list-user-pass
 import { nextPageCursor } from '../../query-service/passes/pass-page-query.js';
 import { PASS_COLUMNS, passesWithDetails, type PassRow } from '../../query-service/passes/pass-item.js';
 import type { ConsoleEnv } from '../console-env.js';
-import { capitalise, guard, postedForm, sendConsolePage } from '../console-guard.js';
+import { capitalise, guard, postedForm, sendConfirmPage, sendConsolePage } from '../console-guard.js';
 import { refusalMessage, text } from '../console-form.js';
 import { CONSOLE_PATHS } from '../console-paths.js';
 import { consoleUser, type ConsoleUser } from '../console-user.js';
-import { confirmPage } from '../pages/common-pages.js';
 import { NO_ERRORS, type FormErrors } from '../pages/form-fields.js';
 import { EMPTY_PASS_FORM, passCreatedPage, passDetailPage, passesPage, passFormPage, quotaMessage, type PassForm, type PassListEntry } from './passes-pages.js';
 
@@ -227,19 +226,13 @@ export function passesSection(router: Router<HttpState>, env: ConsoleEnv): void 
 
   router.get(`${CONSOLE_PATHS.passes}/:publicId/revoke`, ...host, async (ctx) => {
     const row = await ownPass(ctx);
-    sendConsolePage(
-      ctx,
-      confirmPage({
-        user: consoleUser(ctx),
-        csrfToken: kit.csrfToken(ctx),
-        current: CONSOLE_PATHS.passes,
-        title: `Revoke the pass for ${guestName(row.first_name, row.last_name)}?`,
-        consequence: 'Its QR code stops opening doors at once. This cannot be undone.',
-        action: ctx.path,
-        buttonText: 'Revoke',
-        backHref: `${CONSOLE_PATHS.passes}/${row.public_id}`,
-      }),
-    );
+    sendConfirmPage(env, ctx, {
+      current: CONSOLE_PATHS.passes,
+      title: `Revoke the pass for ${guestName(row.first_name, row.last_name)}?`,
+      consequence: 'Its QR code stops opening doors at once. This cannot be undone.',
+      buttonText: 'Revoke',
+      backHref: `${CONSOLE_PATHS.passes}/${row.public_id}`,
+    });
   });
 
   router.post(`${CONSOLE_PATHS.passes}/:publicId/revoke`, ...host, async (ctx) => {

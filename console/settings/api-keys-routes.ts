@@ -11,11 +11,11 @@ import { revokeApiKey } from '../../command-service/api-keys/revoke-api-key.js';
 import { userCommandContext } from '../../command-service/sign-in/sign-in-kit.js';
 import { redirectTo } from '../../command-service/sign-in/page-response.js';
 import type { ConsoleEnv } from '../console-env.js';
-import { guard, postedForm, requireRecentSignIn, sendConsolePage } from '../console-guard.js';
+import { guard, postedForm, requireRecentSignIn, sendConfirmPage, sendConsolePage } from '../console-guard.js';
 import { fieldOfRefusal, lines, refusalMessage, text, values } from '../console-form.js';
 import { CONSOLE_PATHS } from '../console-paths.js';
 import { consoleUser } from '../console-user.js';
-import { confirmPage, secretPage } from '../pages/common-pages.js';
+import { secretPage } from '../pages/common-pages.js';
 import { NO_ERRORS } from '../pages/form-fields.js';
 import { EMPTY_API_KEY_FORM, apiKeysPage, newApiKeyPage, type ApiKeyForm, type ApiKeyListItem } from './api-keys-pages.js';
 import { NotFoundError } from '../../shared/errors.js';
@@ -105,19 +105,12 @@ export function apiKeysSection(router: Router<HttpState>, env: ConsoleEnv): void
   router.get(`${CONSOLE_PATHS.apiKeys}/:keyId/revoke`, ...admin, async (ctx) => {
     const keyId = await keyOf(consoleUser(ctx).orgId, ctx.params.keyId);
     if (!requireRecentSignIn(env, ctx, 'revoke an API key', ctx.path)) return;
-    sendConsolePage(
-      ctx,
-      confirmPage({
-        user: consoleUser(ctx),
-        csrfToken: kit.csrfToken(ctx),
-        current: CONSOLE_PATHS.apiKeys,
-        title: `Revoke key ${keyId}?`,
-        consequence: 'It stops working at once. This cannot be undone.',
-        action: ctx.path,
-        buttonText: 'Revoke',
-        backHref: CONSOLE_PATHS.apiKeys,
-      }),
-    );
+    sendConfirmPage(env, ctx, {
+      current: CONSOLE_PATHS.apiKeys,
+      title: `Revoke key ${keyId}?`,
+      consequence: 'It stops working at once. This cannot be undone.',
+      buttonText: 'Revoke',
+    });
   });
 
   router.post(`${CONSOLE_PATHS.apiKeys}/:keyId/revoke`, ...admin, async (ctx) => {

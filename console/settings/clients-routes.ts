@@ -12,11 +12,11 @@ import { rotateClientSecret } from '../../command-service/oauth-clients/rotate-c
 import { userCommandContext } from '../../command-service/sign-in/sign-in-kit.js';
 import { redirectTo } from '../../command-service/sign-in/page-response.js';
 import type { ConsoleEnv } from '../console-env.js';
-import { guard, postedForm, requireRecentSignIn, sendConsolePage } from '../console-guard.js';
+import { guard, postedForm, requireRecentSignIn, sendConfirmPage, sendConsolePage } from '../console-guard.js';
 import { fieldOfRefusal, lines, refusalMessage, text, values } from '../console-form.js';
 import { CONSOLE_PATHS } from '../console-paths.js';
 import { consoleUser } from '../console-user.js';
-import { confirmPage, secretPage } from '../pages/common-pages.js';
+import { secretPage } from '../pages/common-pages.js';
 import { FORM_ERROR, NO_ERRORS } from '../pages/form-fields.js';
 import { EMPTY_CLIENT_FORM, clientsPage, newClientPage, registeredPublicClientPage, type ClientForm, type ClientListItem } from './clients-pages.js';
 
@@ -112,19 +112,12 @@ export function clientsSection(router: Router<HttpState>, env: ConsoleEnv): void
   router.get(`${CONSOLE_PATHS.clients}/:clientId/rotate`, ...admin, async (ctx) => {
     const client = await clientOf(ctx);
     if (!requireRecentSignIn(env, ctx, 'rotate a client secret', ctx.path)) return;
-    sendConsolePage(
-      ctx,
-      confirmPage({
-        user: consoleUser(ctx),
-        csrfToken: kit.csrfToken(ctx),
-        current: CONSOLE_PATHS.clients,
-        title: `Rotate the secret of ${client.name}?`,
-        consequence: 'Its current secret stops working at once. The app needs the new one, which is shown once.',
-        action: ctx.path,
-        buttonText: 'Rotate secret',
-        backHref: CONSOLE_PATHS.clients,
-      }),
-    );
+    sendConfirmPage(env, ctx, {
+      current: CONSOLE_PATHS.clients,
+      title: `Rotate the secret of ${client.name}?`,
+      consequence: 'Its current secret stops working at once. The app needs the new one, which is shown once.',
+      buttonText: 'Rotate secret',
+    });
   });
 
   router.post(`${CONSOLE_PATHS.clients}/:clientId/rotate`, ...admin, async (ctx) => {
@@ -150,19 +143,12 @@ export function clientsSection(router: Router<HttpState>, env: ConsoleEnv): void
   router.get(`${CONSOLE_PATHS.clients}/:clientId/delete`, ...admin, async (ctx) => {
     const client = await clientOf(ctx);
     if (!requireRecentSignIn(env, ctx, 'delete a client', ctx.path)) return;
-    sendConsolePage(
-      ctx,
-      confirmPage({
-        user: consoleUser(ctx),
-        csrfToken: kit.csrfToken(ctx),
-        current: CONSOLE_PATHS.clients,
-        title: `Delete the client ${client.name}?`,
-        consequence: 'It stops signing people in at once. This cannot be undone.',
-        action: ctx.path,
-        buttonText: 'Delete client',
-        backHref: CONSOLE_PATHS.clients,
-      }),
-    );
+    sendConfirmPage(env, ctx, {
+      current: CONSOLE_PATHS.clients,
+      title: `Delete the client ${client.name}?`,
+      consequence: 'It stops signing people in at once. This cannot be undone.',
+      buttonText: 'Delete client',
+    });
   });
 
   router.post(`${CONSOLE_PATHS.clients}/:clientId/delete`, ...admin, async (ctx) => {

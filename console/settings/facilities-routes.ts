@@ -11,11 +11,10 @@ import { deactivateFacility, resumeFacility, suspendFacility } from '../../comma
 import { userCommandContext } from '../../command-service/sign-in/sign-in-kit.js';
 import { redirectTo } from '../../command-service/sign-in/page-response.js';
 import type { ConsoleEnv } from '../console-env.js';
-import { guard, idParam, postedForm, sendConsolePage } from '../console-guard.js';
+import { guard, idParam, postedForm, sendConfirmPage, sendConsolePage } from '../console-guard.js';
 import { fieldOfRefusal, refusalMessage, text } from '../console-form.js';
 import { CONSOLE_PATHS } from '../console-paths.js';
 import { consoleUser } from '../console-user.js';
-import { confirmPage } from '../pages/common-pages.js';
 import { NO_ERRORS } from '../pages/form-fields.js';
 import { EMPTY_FACILITY_FORM, facilitiesPage, facilityFormPage, type FacilityForm, type FacilityListItem } from './facilities-pages.js';
 
@@ -111,19 +110,13 @@ export function facilitiesSection(router: Router<HttpState>, env: ConsoleEnv): v
 
   router.get(`${CONSOLE_PATHS.facilities}/:facilityId/deactivate`, ...admin, async (ctx) => {
     const f = await facilityOf(ctx);
-    sendConsolePage(
-      ctx,
-      confirmPage({
-        user: consoleUser(ctx),
-        csrfToken: kit.csrfToken(ctx),
-        current: CONSOLE_PATHS.facilities,
-        title: `Deactivate ${f.name}?`,
-        consequence: 'It takes no new passes, for good: a deactivated facility cannot be resumed.',
-        action: path(f.facility_id, 'deactivate'),
-        buttonText: 'Deactivate facility',
-        backHref: CONSOLE_PATHS.facilities,
-      }),
-    );
+    sendConfirmPage(env, ctx, {
+      current: CONSOLE_PATHS.facilities,
+      title: `Deactivate ${f.name}?`,
+      consequence: 'It takes no new passes, for good: a deactivated facility cannot be resumed.',
+      action: path(f.facility_id, 'deactivate'),
+      buttonText: 'Deactivate facility',
+    });
   });
 
   router.post(`${CONSOLE_PATHS.facilities}/:facilityId/deactivate`, ...admin, async (ctx) => {

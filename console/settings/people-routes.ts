@@ -13,11 +13,10 @@ import { createInvitation } from '../../command-service/invitations/create-invit
 import { userCommandContext } from '../../command-service/sign-in/sign-in-kit.js';
 import { redirectTo } from '../../command-service/sign-in/page-response.js';
 import type { ConsoleEnv } from '../console-env.js';
-import { guard, idParam, postedForm, requireRecentSignIn, sendConsolePage } from '../console-guard.js';
+import { guard, idParam, postedForm, requireRecentSignIn, sendConfirmPage, sendConsolePage } from '../console-guard.js';
 import { fieldOfRefusal, refusalMessage, text, values } from '../console-form.js';
 import { CONSOLE_PATHS } from '../console-paths.js';
 import { consoleUser } from '../console-user.js';
-import { confirmPage } from '../pages/common-pages.js';
 import { NO_ERRORS, type FormErrors } from '../pages/form-fields.js';
 import { peoplePage, personPage, type AccessForm, type InviteForm, type PendingInvitation, type PersonItem } from './people-pages.js';
 
@@ -125,19 +124,12 @@ export function peopleSection(router: Router<HttpState>, env: ConsoleEnv): void 
     const inviteId = idParam(ctx.params.inviteId);
     const invitation = await deps.db<InvitationRow>(READ_MODELS.invitations).first('email').where({ invite_id: inviteId, org_id: user.orgId, status: 'pending' });
     if (invitation === undefined) throw new NotFoundError('invitation not found');
-    sendConsolePage(
-      ctx,
-      confirmPage({
-        user,
-        csrfToken: kit.csrfToken(ctx),
-        current: CONSOLE_PATHS.people,
-        title: `Cancel the invitation of ${invitation.email}?`,
-        consequence: 'Its link stops working at once.',
-        action: ctx.path,
-        buttonText: 'Cancel invitation',
-        backHref: CONSOLE_PATHS.people,
-      }),
-    );
+    sendConfirmPage(env, ctx, {
+      current: CONSOLE_PATHS.people,
+      title: `Cancel the invitation of ${invitation.email}?`,
+      consequence: 'Its link stops working at once.',
+      buttonText: 'Cancel invitation',
+    });
   });
 
   router.post(`${CONSOLE_PATHS.people}/invitations/:inviteId/cancel`, ...admin, async (ctx) => {
