@@ -58,6 +58,17 @@ async function freeFixedPort(): Promise<number> {
 
 const JAVA_OPTS = ['-Xms128m', '-Xmx512m', '-XX:+UseG1GC', '-Djava.awt.headless=true', '-Dorg.slf4j.simpleLogger.defaultLogLevel=info', '-Dorg.slf4j.simpleLogger.showDateTime=true'];
 
+/**
+ * 16 random bytes in base64url, as `StorageTool random-uuid` prints, and like Kafka's own never
+ * starting with '-': the tool's argument parser would take such an id for an option (1 run in 64).
+ */
+function newClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
 export class PrivateKafka {
   private child: ChildProcess | null = null;
   private exited: Promise<void> = Promise.resolve();
@@ -100,8 +111,7 @@ export class PrivateKafka {
       .replace(/^num\.(network|io)\.threads=.*$/gm, 'num.$1.threads=1');
     await writeFile(path.join(dir, 'server.properties'), settings);
     const kafka = new PrivateKafka(java, lib, dir, port, options.logFile ?? path.join(dir, 'kafka.log'));
-    // A cluster id is 16 random bytes in base64url (what `StorageTool random-uuid` prints).
-    await kafka.run(['kafka.tools.StorageTool', 'format', '-t', randomBytes(16).toString('base64url'), '-c', kafka.properties, '--ignore-formatted']);
+    await kafka.run(['kafka.tools.StorageTool', 'format', '-t', newClusterId(), '-c', kafka.properties, '--ignore-formatted']);
     await kafka.launch(options.startTimeoutMs);
     return kafka;
   }
