@@ -82,12 +82,17 @@ export function createPassesRoute(deps: CommandDeps, principalOf: (ctx: HttpCont
     const channels = [...(request.email ? (['email'] as const) : []), ...(request.phone ? (['sms'] as const) : [])];
     let watch: DeliveryWatch | null = null;
     try {
-      const { passes, passLinkToken } = await createPasses(
+      const { passes, passLinkToken, batchId, repeated } = await createPasses(
         deps,
         { orgId: principal.orgId, userId: principal.userId, request },
         commandContext(ctx, principal, now),
         { beforeAppend: (batchId) => void (watch = channels.length > 0 ? (deps.deliveryOutcomes?.watch(batchId) ?? null) : null) },
       );
+      // The request made its batch before (it arrived again): the answer is that batch's delivery.
+      if (repeated && watch) {
+        (watch as DeliveryWatch).cancel();
+        watch = deps.deliveryOutcomes?.watch(batchId, { appended: true }) ?? null;
+      }
       const sent = watch ? await awaitDelivery(deps, watch, channels) : { qrSent: false, smsSent: false };
       ctx.status = 201;
       ctx.body = passCreateResponse(passes, { ...sent, passLink: `${options.passLinkBase}/p/${passLinkToken}` });

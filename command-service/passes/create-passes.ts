@@ -3,9 +3,14 @@
 // and the CLI. The caller has already parsed the body (parseCreatePassRequest); the validity window
 // is resolved here, in the facility's time zone, once the facility is loaded.
 //
-// Everything random is drawn here, so the decider stays pure: pass ids, public ids, QR values,
-// the batch id and the batch's subject key. The allowance is enforced by the single append on the
+// Everything random is drawn here, so the decider stays pure: pass ids, QR values, the batch id
+// and the batch's subject key. The allowance is enforced by the single append on the
 // guest-invites stream of (user, current UTC month) with the revision it was decided on.
+//
+// A create is idempotent by its request id: the public ids derive from it (passPublicId), so the
+// same request arriving again (the gateway sends a create to the other instance when its
+// connection broke: deploy/gateway.nginx.conf) finds its passes in the stream, is refused by the
+// decider as a repeat, and answers the batch the first one made (batchOfThisRequest).
 import { createHash, randomBytes } from 'node:crypto';
 import type { CommandDeps } from '../command-deps.js';
 import type { CommandContext, HandleResult } from '../../shared/event-store/command-handler.js';
@@ -17,8 +22,8 @@ import { organizationDecider } from '../../shared/domain/organization-decider.js
 import { userDecider, userInOrg } from '../../shared/domain/user-decider.js';
 import { resolvePassWindow, type CreatePassInput, type CreatePassRequest } from '../../shared/domain/pass-request.js';
 import { DEFAULT_TIME_ZONE } from '../../shared/domain/time-zone.js';
-import { seal } from '../../shared/crypto/sealed-box.js';
-import { DomainError, NotFoundError, QuotaExceededError } from '../../shared/errors.js';
+import { open, seal } from '../../shared/crypto/sealed-box.js';
+import { ConflictError, DomainError, NotFoundError, QuotaExceededError } from '../../shared/errors.js';
 import { READ_MODELS } from '../../shared/db/read-models.js';
 
 export interface CreatePassesInput {
@@ -43,11 +48,20 @@ export interface CreatePassesResult {
   /** The batch's pass page token (`/p/{token}`): returned and sent to the guest, stored only sealed and hashed. */
   readonly passLinkToken: string;
   readonly position: Position;
+  /** This request had made the batch before (it arrived again): nothing new was created. */
+  readonly repeated: boolean;
 }
 
-/** `gst_` + 128 random bits, lowercase hex (PASS_PUBLIC_ID_PATTERN). */
-function newPublicId(): string {
-  return `gst_${randomBytes(16).toString('hex')}`;
+/**
+ * `gst_` + 128 bits of SHA-256 over the guest-invites stream, the request id and the pass's place
+ * in the batch, lowercase hex (PASS_PUBLIC_ID_PATTERN). One request always makes the same ids;
+ * different requests' ids differ as random ones do (the gateway's request ids are 128 random bits,
+ * and the stream names the user and the month). A public id is a name, never a credential: the
+ * QR value and the pass page's token stay random.
+ */
+export function passPublicId(stream: string, requestId: string, index: number): string {
+  const digest = createHash('sha256').update(`guest-pass-public-id\0${stream}\0${requestId}\0${index}`, 'utf8').digest('hex');
+  return `gst_${digest.slice(0, 32)}`;
 }
 
 /** 256 random bits: unguessable, and short enough for a QR code. */
@@ -122,7 +136,7 @@ export async function createPasses(
     throw error;
   }
 
-  const issued: IssuedPass[] = passIds.map((passId) => ({ passId, publicId: newPublicId(), qrValue: newQrValue() }));
+  const issued: IssuedPass[] = passIds.map((passId, i) => ({ passId, publicId: passPublicId(stream, ctx.correlationId, i), qrValue: newQrValue() }));
   const passLinkToken = newPassLinkToken();
   const guest: GuestDetails = {
     firstName: request.firstName,
@@ -162,9 +176,48 @@ export async function createPasses(
     // A rejected batch (quota, conflict) appended nothing, so its key seals nothing: drop it.
     // On any other failure the append may have committed, and the key must stay.
     if (error instanceof DomainError) await deps.subjectKeys.destroy(batchId).catch(() => undefined);
-    throw error;
+    const earlier = error instanceof ConflictError ? await batchOfThisRequest(deps, stream, issued, request) : null;
+    if (earlier === null) throw error;
+    await waitForListings(deps, earlier.position);
+    return earlier;
   }
 
-  await deps.watermark.waitFor(result.position, deps.projectionWaitMs, [READ_MODELS.passList, READ_MODELS.passBatches, READ_MODELS.organizations, READ_MODELS.inviteAllowanceUsage]);
-  return { passes: issued, batchId, passLinkToken, position: result.position };
+  await waitForListings(deps, result.position);
+  return { passes: issued, batchId, passLinkToken, position: result.position, repeated: false };
+}
+
+function waitForListings(deps: CommandDeps, position: Position): Promise<boolean> {
+  return deps.watermark.waitFor(position, deps.projectionWaitMs, [READ_MODELS.passList, READ_MODELS.passBatches, READ_MODELS.organizations, READ_MODELS.inviteAllowanceUsage]);
+}
+
+/**
+ * The batch this same request made before, answered as it was then (the QR values and the pass
+ * page's token from its sealed guest details); null when the stream holds no such batch. The same
+ * request id with another guest or facility is refused: a request id names one request.
+ */
+async function batchOfThisRequest(deps: CommandDeps, stream: string, issued: readonly IssuedPass[], request: CreatePassInput): Promise<CreatePassesResult | null> {
+  const ids = new Set(issued.map((p) => p.publicId));
+  const events = (await deps.store.readStream(stream)).filter((e) => e.type === 'PassCreated' && ids.has((e.data as PassCreated['data']).publicId));
+  const created = events.map((e) => e.data as PassCreated['data']);
+  const first = created[0];
+  if (!first) return null;
+  const key = (await deps.subjectKeys.getMany([first.guest.keyId])).get(first.guest.keyId);
+  // The guest was erased since: there is nothing left to answer with.
+  if (!key) throw new ConflictError('this request was already made, and its guest has since been erased');
+  const guest = open<GuestDetails>(key, first.guest);
+  const { passLinkToken } = guest;
+  // Every batch made with these ids carries its token (older batches' ids are random).
+  if (passLinkToken === undefined) return null;
+  const same =
+    created.length === request.quantity &&
+    first.facilityId === request.facilityId &&
+    (['firstName', 'lastName', 'email', 'phone', 'country', 'vehicleNumber', 'notes', 'invitedBy'] as const).every((field) => guest[field] === request[field]);
+  if (!same) throw new ConflictError('this request id was already used for another pass request');
+  return {
+    passes: created.map((p) => ({ passId: p.passId, publicId: p.publicId, qrValue: guest.qrValues[p.publicId]! })),
+    batchId: first.batchId,
+    passLinkToken,
+    position: events[events.length - 1]!.position,
+    repeated: true,
+  };
 }

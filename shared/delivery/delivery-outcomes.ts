@@ -38,8 +38,11 @@ export interface DeliveryReport {
 
 /** What the create call waits on: a port, so tests and the CLI can do without delivery. */
 export interface DeliveryOutcomes {
-  /** Starts watching a batch: call before its PassCreated is appended. */
-  watch(batchId: string): DeliveryWatch;
+  /**
+   * Starts watching a batch: call before its PassCreated is appended, or say that it was appended
+   * already (`appended`: the watch then reads what was recorded before it began).
+   */
+  watch(batchId: string, options?: { readonly appended?: boolean }): DeliveryWatch;
 }
 
 export interface DeliveryWatch {
@@ -78,11 +81,12 @@ export class PostgresDeliveryOutcomes implements DeliveryOutcomes {
     this.readStream = batchPerTurn((requests: StreamRead[]) => this.store.readStreams(requests));
   }
 
-  watch(batchId: string): DeliveryWatch {
+  watch(batchId: string, options: { readonly appended?: boolean } = {}): DeliveryWatch {
     this.ensureListening();
     const waiter: Waiter = { batchId, woken: false, told: null, wake: () => void (waiter.woken = true) };
-    // Listening already: every outcome from now on is notified, so nothing needs reading first.
-    const heardFromStart = this.listener !== null;
+    // Listening already, from before the batch was appended: every outcome is notified, so
+    // nothing needs reading first.
+    const heardFromStart = this.listener !== null && options.appended !== true;
     const same = this.waiters.get(batchId);
     if (same) same.push(waiter);
     else this.waiters.set(batchId, [waiter]);

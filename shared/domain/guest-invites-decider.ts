@@ -140,7 +140,7 @@ function decideCreatePasses(
   if (!Number.isSafeInteger(limit) || limit < 0) throw new ValidationError('invite allowance must be a whole number');
   const ids = new Set(passes.map((p) => p.publicId));
   if (ids.size !== passes.length || passes.some((p) => state.passes.has(p.publicId))) {
-    // Random 128-bit ids do not collide; this is a replayed or mis-built command.
+    // Ids derive from the request id (create-passes.ts): the same request again, or a mis-built command.
     throw new ConflictError('a pass with this public id already exists');
   }
   // All or nothing: a batch that does not fit entirely creates nothing.

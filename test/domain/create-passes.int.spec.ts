@@ -142,6 +142,43 @@ for (const adapter of adapters) {
       expect(rows[0]!.n).to.equal(10);
     });
 
+    it('makes a batch once per request id: the same request again, on either process and at once, answers the first batch', async () => {
+      const { orgId, facilityId, userId } = await tenant({ orgAllowance: 50, userAllowance: 10 });
+      const same = ctx();
+      const body = request(facilityId, { quantity: 2 });
+      const answers = await Promise.all([one, two, one, two, one].map((deps) => createPasses(deps, { orgId, userId, request: body }, same)));
+      expect(await passEvents(userId), 'passes in the stream').to.have.length(2);
+      const made = answers.filter((a) => !a.repeated);
+      expect(made, 'answers that made the batch').to.have.length(1);
+      for (const answer of answers) {
+        expect(answer.batchId).to.equal(made[0]!.batchId);
+        expect(answer.passLinkToken).to.equal(made[0]!.passLinkToken);
+        expect(answer.passes).to.deep.equal(made[0]!.passes);
+      }
+      // Later too (a retry after a time-out).
+      const later = await createPasses(two, { orgId, userId, request: body }, same);
+      expect(later).to.deep.include({ repeated: true, batchId: made[0]!.batchId });
+      // Another request with the same body is another batch.
+      const other = await createPasses(one, { orgId, userId, request: body }, ctx());
+      expect(other.repeated).to.equal(false);
+      expect(other.batchId).to.not.equal(made[0]!.batchId);
+      expect(await passEvents(userId)).to.have.length(4);
+    });
+
+    it('refuses the same request id with another guest or facility (409), and creates nothing', async () => {
+      const { orgId, facilityId, userId } = await tenant();
+      const { facilityId: otherFacility } = await addFacility(one, { orgId, name: 'Annex' }, ctx());
+      const same = ctx();
+      await createPasses(one, { orgId, userId, request: request(facilityId) }, same);
+      for (const body of [request(facilityId, { first_name: 'Grace' }), request(otherFacility)]) {
+        let error: unknown;
+        await createPasses(two, { orgId, userId, request: body }, same).catch((e: unknown) => (error = e));
+        expect(error).to.be.instanceOf(ConflictError);
+        expect((error as Error).message).to.match(/request id was already used/);
+      }
+      expect(await passEvents(userId)).to.have.length(1);
+    });
+
     it('counts a batch all or nothing', async () => {
       const { orgId, facilityId, userId } = await tenant({ orgAllowance: 50, userAllowance: 5 });
       const first = await createPasses(one, { orgId, userId, request: request(facilityId, { quantity: 3 }) }, ctx());

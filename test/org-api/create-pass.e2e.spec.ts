@@ -78,6 +78,21 @@ describe('organization API: create passes (POST /api/v1/org/passes)', function (
     expect(JSON.stringify(events[0]!.data)).not.to.include(res.body.qr_value);
   });
 
+  it('answers the same request again (the same X-Request-Id, as the gateway resends it) with the batch it made, once', async () => {
+    const body = passBody(tenant.facilityId, { quantity: 2, first_name: 'Twice' });
+    const headers = { 'X-Request-Id': 'corr-create-again' };
+    const [first, again] = await Promise.all([create(body, tenant.apiKey, headers), create(body, tenant.apiKey, headers)]);
+    expect([first.status, again.status]).to.deep.equal([201, 201]);
+    expect(again.body).to.deep.equal(first.body);
+    const rows = await stack.db('pass_list').where({ first_name: 'Twice' });
+    expect(rows, 'passes listed').to.have.length(2);
+    expect(new Set(rows.map((r) => r.batch_id)).size, 'batches').to.equal(1);
+    expect(rows.map((r) => r.public_id)).to.include(first.body.public_id);
+    const other = await create({ ...body, first_name: 'Someone else' }, tenant.apiKey, headers);
+    expect(other.status).to.equal(409);
+    expectShape(other.body, businessErrorSchema);
+  });
+
   it('seeds arrival_time from the T form of arrival_date', async () => {
     const day = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10);
     const res = await create(passBody(tenant.facilityId, { arrival_date: `${day}T09:30` }));
