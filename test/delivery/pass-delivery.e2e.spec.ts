@@ -86,10 +86,11 @@ describe('pass delivery (SMTP and an SMS webhook, end to end)', function () {
     };
   }
 
-  async function create(guest: { email?: string; phone?: string }, quantity = 1) {
+  async function create(guest: { email?: string; phone?: string }, quantity = 1, headers: Record<string, string> = {}) {
     const res = await stack.request('POST', '/api/v1/org/passes', {
       apiKey: tenant.apiKey,
       json: passBody(tenant.facilityId, { first_name: 'Ada', email: guest.email ?? null, phone: guest.phone ?? null, quantity, invited_by: 'Grace at reception' }),
+      headers,
     });
     expect(res.status, res.text).to.equal(201);
     return res.body as { public_id: string; qr_sent: boolean; sms_sent: boolean; pass_link: string; qr_values: string[] };
@@ -127,6 +128,17 @@ describe('pass delivery (SMTP and an SMS webhook, end to end)', function () {
     expect(mailsTo(guest.email)[0]!.raw).to.include('10 passes');
     // None of the QR values travels in a message: the page shows them.
     for (const qr of body.qr_values) expect(mailsTo(guest.email)[0]!.raw).not.to.include(qr);
+  });
+
+  it('answers a repeat of the same request (its X-Request-Id) with the batch\'s delivery, and sends nothing again', async () => {
+    const guest = uniqueGuest();
+    const headers = { 'X-Request-Id': `again-${randomUUID()}` };
+    const first = await create(guest, 1, headers);
+    expect(first.qr_sent && first.sms_sent).to.equal(true);
+    const again = await create(guest, 1, headers);
+    expect(again).to.deep.equal(first);
+    expect(mailsTo(guest.email)).to.have.length(1);
+    expect(smsTo(guest.phone)).to.have.length(1);
   });
 
   it('sends only the channel the guest gave an address for', async () => {

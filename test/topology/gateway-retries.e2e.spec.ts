@@ -1,0 +1,109 @@
+// What the gateway (nginx with deploy/gateway.nginx.conf) sends again when an instance's
+// connection breaks after the request was sent: the case of a connection the kernel had queued on
+// a listener in the moment it closed (a rolling restart), which the instance never reads. Here
+// each "instance" is a bare HTTP server that resets the connection of the first request it sees
+// of each X-Request-Id and answers the second: whichever instance nginx tries first resets it.
+// The services' side of the contract (a repeat of a pass create answers the first batch) is
+// tested in test/domain/create-passes.int.spec.ts and test/org-api/create-pass.e2e.spec.ts.
+//
+// Needs nginx; in CI a missing one fails the suite, elsewhere it skips saying so.
+import { expect } from 'chai';
+import http from 'node:http';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { requireComponent } from '../support/components.js';
+import { freePort } from '../../shared/db/embedded-postgres.js';
+import { ROOT, makeCertificate, nginxBinary, NginxGateway } from './support/nginx-gateway.js';
+import { GatewayClient } from './support/gateway-client.js';
+
+describe('gateway: a request whose connection broke after it was sent', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let gateway: NginxGateway | null = null;
+  let client: GatewayClient;
+  const instances: http.Server[] = [];
+  /** Every arrival at an instance: request id, method and path. */
+  const arrivals: Array<{ id: string; method: string; url: string; reset: boolean }> = [];
+
+  before(async function () {
+    const nginx = nginxBinary();
+    requireComponent(this, 'nginx', nginx !== null, 'NGINX_PATH, PATH or /usr/sbin/nginx; install it with .ci/nginx.sh');
+    dir = await mkdtemp(path.join(os.tmpdir(), 'guestpass-gateway-retries-'));
+    const seen = new Set<string>();
+    const ports: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const server = http.createServer((req, res) => {
+        const id = String(req.headers['x-request-id'] ?? '');
+        const reset = !seen.has(id);
+        seen.add(id);
+        arrivals.push({ id, method: req.method ?? '', url: req.url ?? '', reset });
+        // The request was read and the connection goes down without an answer, as nginx meets
+        // a connection reset after it sent the request.
+        if (reset) return void req.socket.resetAndDestroy();
+        res.writeHead(req.method === 'POST' ? 201 : 200, { 'Content-Type': 'application/json', 'X-Request-Id': id }).end('{"success":true}');
+      });
+      const port = await freePort();
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      instances.push(server);
+      ports.push(port);
+    }
+    const certificate = await makeCertificate(path.join(dir, 'tls'));
+    const logDir = path.join(ROOT, 'test-artifacts', 'gateway-retries');
+    await mkdir(logDir, { recursive: true });
+    gateway = await NginxGateway.start({
+      binary: nginx!,
+      dir: path.join(dir, 'nginx'),
+      logFile: path.join(logDir, 'nginx.log'),
+      port: await freePort(),
+      certificate,
+      commandUpstreams: ports.map((p) => `127.0.0.1:${p}`),
+      queryUpstreams: ports.map((p) => `127.0.0.1:${p}`),
+      workers: 1,
+    });
+    client = GatewayClient.direct(gateway.url, certificate.ca);
+  });
+
+  after(async () => {
+    await client?.close();
+    await gateway?.stop();
+    for (const server of instances) {
+      server.closeAllConnections();
+      server.close();
+    }
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const tries = (id: string) => arrivals.filter((a) => a.id === id);
+
+  for (const route of ['/api/v1/org/passes', '/api/v1/passes']) {
+    it(`sends a pass create (POST ${route}) to the other instance, with the same X-Request-Id`, async () => {
+      const res = await client.call('POST', route, { json: { first_name: 'Ada' } });
+      expect(res.status, res.text).to.equal(201);
+      const id = String(res.headers['x-request-id'] ?? '');
+      expect(id).to.match(/^[0-9a-f]{32}$/);
+      expect(tries(id).map((a) => a.reset), 'tries: reset, then answered').to.deep.equal([true, false]);
+      expect(new Set(tries(id).map((a) => a.url))).to.deep.equal(new Set([route]));
+    });
+  }
+
+  it('sends a revocation (DELETE) again too', async () => {
+    const res = await client.call('DELETE', '/api/v1/org/passes/gst_0123456789abcdef0123456789abcdef');
+    expect(res.status, res.text).to.equal(200);
+    expect(tries(String(res.headers['x-request-id'])).map((a) => a.reset)).to.deep.equal([true, false]);
+  });
+
+  for (const [method, route] of [
+    ['POST', '/api/v1/org/facilities'],
+    ['POST', '/api/oauth/token'],
+    ['POST', '/api/v1/org/passes/gst_0123456789abcdef0123456789abcdef/resend'],
+    ['PATCH', '/api/v1/org/members/1'],
+  ] as const) {
+    it(`never sends another write (${method} ${route}) twice: the client gets 502`, async () => {
+      const before = arrivals.length;
+      const res = await client.call(method, route, { json: {} });
+      expect(res.status).to.equal(502);
+      expect(arrivals.slice(before).map((a) => a.reset), 'tries').to.deep.equal([true]);
+    });
+  }
+});
