@@ -118,6 +118,15 @@ export async function createPasses(
     throw error;
   });
   const batchId = key.subjectId;
+  const publicIds = passIds.map((_, i) => passPublicId(stream, ctx.correlationId, i));
+  // The same request again, after it made its batch: answered with that batch, whatever changed
+  // since (the month filled up, the facility was suspended).
+  if (publicIds.some((id) => month.state.passes.has(id))) {
+    await deps.subjectKeys.destroy(batchId).catch(() => undefined);
+    const earlier = await batchOfThisRequest(deps, stream, publicIds, parsed);
+    if (earlier) return answerRepeat(deps, earlier);
+    throw new ConflictError('a pass with this public id already exists');
+  }
   let request: CreatePassInput;
   try {
     // 400 before 404, as when the window was resolved in UTC while parsing: another organization's
@@ -136,7 +145,7 @@ export async function createPasses(
     throw error;
   }
 
-  const issued: IssuedPass[] = passIds.map((passId, i) => ({ passId, publicId: passPublicId(stream, ctx.correlationId, i), qrValue: newQrValue() }));
+  const issued: IssuedPass[] = passIds.map((passId, i) => ({ passId, publicId: publicIds[i]!, qrValue: newQrValue() }));
   const passLinkToken = newPassLinkToken();
   const guest: GuestDetails = {
     firstName: request.firstName,
@@ -176,10 +185,10 @@ export async function createPasses(
     // A rejected batch (quota, conflict) appended nothing, so its key seals nothing: drop it.
     // On any other failure the append may have committed, and the key must stay.
     if (error instanceof DomainError) await deps.subjectKeys.destroy(batchId).catch(() => undefined);
-    const earlier = error instanceof ConflictError ? await batchOfThisRequest(deps, stream, issued, request) : null;
+    // A repeat that raced the first (both decided before either appended).
+    const earlier = error instanceof ConflictError ? await batchOfThisRequest(deps, stream, publicIds, request) : null;
     if (earlier === null) throw error;
-    await waitForListings(deps, earlier.position);
-    return earlier;
+    return answerRepeat(deps, earlier);
   }
 
   await waitForListings(deps, result.position);
@@ -190,13 +199,18 @@ function waitForListings(deps: CommandDeps, position: Position): Promise<boolean
   return deps.watermark.waitFor(position, deps.projectionWaitMs, [READ_MODELS.passList, READ_MODELS.passBatches, READ_MODELS.organizations, READ_MODELS.inviteAllowanceUsage]);
 }
 
+async function answerRepeat(deps: CommandDeps, earlier: CreatePassesResult): Promise<CreatePassesResult> {
+  await waitForListings(deps, earlier.position);
+  return earlier;
+}
+
 /**
  * The batch this same request made before, answered as it was then (the QR values and the pass
  * page's token from its sealed guest details); null when the stream holds no such batch. The same
  * request id with another guest or facility is refused: a request id names one request.
  */
-async function batchOfThisRequest(deps: CommandDeps, stream: string, issued: readonly IssuedPass[], request: CreatePassInput): Promise<CreatePassesResult | null> {
-  const ids = new Set(issued.map((p) => p.publicId));
+async function batchOfThisRequest(deps: CommandDeps, stream: string, publicIds: readonly string[], request: CreatePassRequest): Promise<CreatePassesResult | null> {
+  const ids = new Set(publicIds);
   const events = (await deps.store.readStream(stream)).filter((e) => e.type === 'PassCreated' && ids.has((e.data as PassCreated['data']).publicId));
   const created = events.map((e) => e.data as PassCreated['data']);
   const first = created[0];

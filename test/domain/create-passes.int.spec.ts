@@ -143,7 +143,8 @@ for (const adapter of adapters) {
     });
 
     it('makes a batch once per request id: the same request again, on either process and at once, answers the first batch', async () => {
-      const { orgId, facilityId, userId } = await tenant({ orgAllowance: 50, userAllowance: 10 });
+      // The batch fills the month: a repeat is answered all the same, another request is not.
+      const { orgId, facilityId, userId } = await tenant({ orgAllowance: 50, userAllowance: 2 });
       const same = ctx();
       const body = request(facilityId, { quantity: 2 });
       const answers = await Promise.all([one, two, one, two, one].map((deps) => createPasses(deps, { orgId, userId, request: body }, same)));
@@ -155,14 +156,16 @@ for (const adapter of adapters) {
         expect(answer.passLinkToken).to.equal(made[0]!.passLinkToken);
         expect(answer.passes).to.deep.equal(made[0]!.passes);
       }
-      // Later too (a retry after a time-out).
+      // Later too (a retry after a time-out), once the facility was suspended.
+      await suspendFacility(one, { orgId, facilityId }, ctx());
       const later = await createPasses(two, { orgId, userId, request: body }, same);
       expect(later).to.deep.include({ repeated: true, batchId: made[0]!.batchId });
-      // Another request with the same body is another batch.
-      const other = await createPasses(one, { orgId, userId, request: body }, ctx());
-      expect(other.repeated).to.equal(false);
-      expect(other.batchId).to.not.equal(made[0]!.batchId);
-      expect(await passEvents(userId)).to.have.length(4);
+      await resumeFacility(one, { orgId, facilityId }, ctx());
+      // Another request with the same body is another batch: refused, the month is full.
+      let error: unknown;
+      await createPasses(one, { orgId, userId, request: body }, ctx()).catch((e: unknown) => (error = e));
+      expect(error).to.be.instanceOf(QuotaExceededError);
+      expect(await passEvents(userId)).to.have.length(2);
     });
 
     it('refuses the same request id with another guest or facility (409), and creates nothing', async () => {
