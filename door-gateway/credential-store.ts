@@ -1,8 +1,6 @@
-// Where the door-gateway keeps its records (tables of migrations 004 and 007), and the lock that
-// makes it the deployment's one active gateway: PostgreSQL.
+// Where the door-gateway keeps its records (tables of migrations 004 and 007): PostgreSQL. The lock
+// that makes it the deployment's one active gateway is its caller's (gateway-role.ts).
 import type { Knex } from 'knex';
-import { SESSION_LOCKS } from '../shared/db/session-lock.js';
-import { holdLeadershipLock } from '../shared/db/leadership-lock.js';
 import type { CredentialRecord } from './credential-state.js';
 
 export interface AckRecord {
@@ -33,12 +31,6 @@ export interface DoorCredentialStore {
   recordAcks(acks: readonly AckRecord[]): Promise<void>;
   recordControllerStatus(status: ControllerStatusRecord): Promise<void>;
   recordResync(facilityId: number, controllerId: string, at: string): Promise<void>;
-  /**
-   * Waits until this is the one active gateway of the deployment, and holds that until the
-   * returned release is called; `onLost` hears it if it is lost before (the connection broke).
-   * Aborting `signal` gives up waiting.
-   */
-  holdLeadership(onLost: (error: Error) => void, signal?: AbortSignal): Promise<() => Promise<void>>;
 }
 
 interface CredentialRow {
@@ -92,17 +84,7 @@ function toRow(r: CredentialRecord) {
 }
 
 export class KnexDoorCredentialStore implements DoorCredentialStore {
-  constructor(
-    private readonly knex: Knex,
-    /** How often a standby asks for the lock (shared/db/leadership-lock.ts; default 1 s). */
-    private readonly leadershipPollMs?: number,
-  ) {}
-
-  // A session lock: PostgreSQL releases it when the holder's process dies, and a standby gateway
-  // asking here takes over (shared/db/leadership-lock.ts).
-  holdLeadership(onLost: (error: Error) => void, signal?: AbortSignal): Promise<() => Promise<void>> {
-    return holdLeadershipLock(this.knex, SESSION_LOCKS.doorGateway, onLost, { holder: 'door-gateway', pollMs: this.leadershipPollMs, signal });
-  }
+  constructor(private readonly knex: Knex) {}
 
   async load(credentialIds: readonly string[]): Promise<Map<string, CredentialRecord>> {
     const out = new Map<string, CredentialRecord>();

@@ -1,4 +1,6 @@
 // The door-gateway: keeps every facility's door controllers in step with the pass events.
+// It runs only while its process holds the deployment's active gateway lock: the caller holds
+// that lock and stops the gateway when it loses it (door-gateway/gateway-role.ts).
 //
 //   guestpass.pass-events --(consumer group)--> records (PostgreSQL) --MQTT QoS 1--> controllers
 //   controllers --acks/status/access--> gateway --> ack latencies, resyncs, guestpass.door-events
@@ -84,11 +86,6 @@ export interface DoorGatewayOptions {
   readonly mqttPassword?: string;
   /** MQTT topic root of this deployment (MQTT_TOPIC_ROOT, default `guestpass/v1`): the gateway reads and writes, and reconciles, nothing outside it. */
   readonly topicRoot?: string;
-  /**
-   * Whether start() first waits for the active gateway's lock itself (default true). False: the
-   * caller holds the lock, and stops this gateway when it loses it (door-gateway/gateway-role.ts).
-   */
-  readonly takesLock?: boolean;
   readonly now?: () => Date;
 }
 
@@ -148,9 +145,6 @@ export class DoorGateway extends EventEmitter {
   private collecting: ((topic: string, payload: Buffer, retain: boolean) => void) | null = null;
   private linkReady: Promise<void> = Promise.resolve();
   private stopping = false;
-  private releaseLeadership: (() => Promise<void>) | null = null;
-  /** Aborted by stop(): a standby stops waiting for its turn. */
-  private readonly waiting = new AbortController();
   private readonly counters = { eventsApplied: 0, published: 0, acks: 0, resyncs: 0, accessForwarded: 0, reconciliations: 0, expired: 0 };
   /** Batches of pass events being handled: when the bus accepted each one's oldest message. */
   private readonly batchesUnderWay = new Set<{ readonly oldestAt: number }>();
@@ -182,20 +176,12 @@ export class DoorGateway extends EventEmitter {
   }
 
   /**
-   * Waits to be the deployment's only active gateway, then starts. Each gateway keeps its own
-   * allow-lists in memory and repairs controllers and the broker's retained lists from them: two
-   * active at once would undo each other's changes (a revoked pass sent back to the doors). A
-   * second one is a standby that takes over when the active one's process ends.
+   * Starts; the caller holds the deployment's active gateway lock (gateway-role.ts). Each gateway
+   * keeps its own allow-lists in memory and repairs controllers and the broker's retained lists
+   * from them: two active at once would undo each other's changes (a revoked pass sent back to the
+   * doors). So another process's gateway is a standby, started only once that lock is its own.
    */
   async start(): Promise<void> {
-    if (this.options.takesLock ?? true) {
-      this.log.info('waiting to be the active door-gateway (a standby while another one runs)');
-      this.releaseLeadership = await this.options.store.holdLeadership((error) => {
-        if (this.stopping) return;
-        this.log.error({ err: error }, 'door-gateway lost its lock on being the only active one; stopping');
-        void this.stop().finally(() => this.emit('leadership-lost', error));
-      }, this.waiting.signal);
-    }
     for (const record of await this.options.store.loadActive()) this.lists.set(record);
     // Two deployments on one broker (MQTT_TOPIC_ROOT) must not share client ids: the broker would
     // drop one gateway's connection each time the other's connects. The default root keeps the old id.
@@ -272,10 +258,10 @@ export class DoorGateway extends EventEmitter {
     this.log.info({ bus: this.options.bus.kind, mqtt: redactUrl(this.options.mqttUrl), facilities: this.lists.facilityIds().length }, 'door-gateway started');
   }
 
+  /** Resolves once this gateway publishes nothing more: only then may its caller let go of the lock for a standby. */
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    this.waiting.abort(new Error('the door-gateway stopped before it was the active one'));
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     for (const t of this.lagging.values()) clearTimeout(t);
@@ -287,9 +273,6 @@ export class DoorGateway extends EventEmitter {
     this.link = null;
     this.monitor = null;
     this.access = null;
-    // Last: a standby starts only once this one publishes nothing more.
-    await this.releaseLeadership?.();
-    this.releaseLeadership = null;
   }
 
   // -------------------------------------------------------------------------------------------

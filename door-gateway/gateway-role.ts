@@ -28,7 +28,7 @@ export interface DoorGatewayRoleOptions {
   /** The longest pause between attempts while the database is down (default 5000 ms). */
   readonly maxRetryMs?: number;
   /** Passed to each gateway (a test's shorter timeouts). */
-  readonly gateway?: Partial<Omit<DoorGatewayOptions, 'bus' | 'store' | 'mqttUrl' | 'logger' | 'takesLock'>>;
+  readonly gateway?: Partial<Omit<DoorGatewayOptions, 'bus' | 'store' | 'mqttUrl' | 'logger'>>;
   /** Run the door access reactor in the role (default true; false when another process runs it). */
   readonly reactor?: boolean;
   /**
@@ -75,7 +75,6 @@ export function runDoorGatewayRole(options: DoorGatewayRoleOptions): DoorGateway
         store: new KnexDoorCredentialStore(knex),
         mqttUrl,
         logger,
-        takesLock: false,
         ...(options.topicRoot ? { topicRoot: options.topicRoot } : {}),
       });
       let reactor: DoorAccessReactor | null = null;

@@ -8,7 +8,7 @@ import type pg from 'pg';
 export const SESSION_LOCKS = {
   /** Serializes the migrators of one database (shared/db/migrate.ts). */
   migrations: 7_302_517_446_001,
-  /** One active door-gateway per deployment (door-gateway/credential-store.ts). */
+  /** One active door-gateway per deployment (door-gateway/gateway-role.ts). */
   doorGateway: 7_302_517_446_002,
   /** One active pass event forwarder among the projections processes (projections/main.ts). */
   passEventForwarder: 7_302_517_446_003,

@@ -7,12 +7,11 @@ import { toPassEventMessage } from '../../shared/pass-bus/pass-event-message.js'
 import { connectLink, endLink, firstConnect, publish } from '../../door-gateway/mqtt-link.js';
 import { topics } from '../../door-gateway/contract.js';
 import { DOOR_EVENT_SCHEMA, toDoorEventMessage } from '../../shared/pass-bus/door-event-message.js';
-import { DoorGateway, type AckObservation } from '../../door-gateway/door-gateway.js';
-import { KnexDoorCredentialStore } from '../../door-gateway/credential-store.js';
+import type { AckObservation } from '../../door-gateway/door-gateway.js';
 import type { Ack, AccessEvent } from '../../door-gateway/contract.js';
 import type { ControllerSimulator } from '../../door-gateway/controller-simulator.js';
 import { DoorHarness, uniqueFacilityId, type BrokerKind } from './support/door-harness.js';
-import { requireKafka, requireMosquitto, testLogger } from './support/door-components.js';
+import { requireKafka, requireMosquitto } from './support/door-components.js';
 import { eventually, sleep, testPass, type TestPass } from './fixtures.js';
 
 const holds = (c: ControllerSimulator, p: TestPass) => c.waitFor((x) => x.holds(p.publicId) !== undefined, 15_000, `${p.publicId} held`);
@@ -316,25 +315,21 @@ function scenarios(kind: BrokerKind, title: string) {
       });
     });
 
-    // Last: it replaces the harness's gateway.
+    // Last: the production role (gateway-role.ts), which holds the active gateway's lock, replaces
+    // the harness's lone gateway, and a second process's role waits as its standby.
     it('a second gateway waits as a standby while one is active, and takes over when it stops', async () => {
+      await h.gateway!.stop();
+      h.gateway = null;
+      const active = h.startGatewayRole('active');
+      await active.firstStart;
       const controller = await h.controller(facility);
       const first = testPass(facility);
       await h.createPass(first);
       await holds(controller, first);
 
-      const standby = new DoorGateway({
-        bus: h.bus,
-        store: new KnexDoorCredentialStore(h.knex),
-        mqttUrl: h.mqttUrl,
-        logger: testLogger,
-        clientId: `${h.gatewayClientId}-standby`,
-        groupId: h.gatewayGroup,
-        expirySweepMs: 200,
-        connectTimeoutMs: 10_000,
-      });
+      const standby = h.startGatewayRole('standby');
       let started = false;
-      const starting = standby.start().then(() => (started = true));
+      void standby.firstActive.then(() => (started = true));
       // It asks for the active gateway's lock (a session of its own beside the holder's), having
       // connected to nothing; it never waits inside PostgreSQL (shared/db/leadership-lock.ts).
       await eventually(async () => {
@@ -348,10 +343,12 @@ function scenarios(kind: BrokerKind, title: string) {
       );
       expect(waiting[0].n, 'a lock wait inside PostgreSQL').to.equal(0);
       expect(started).to.equal(false);
+      expect(standby.gateway, 'a gateway on the standby').to.equal(null);
+      expect(active.active).to.equal(true);
 
-      await h.gateway!.stop();
-      await starting;
-      h.gateway = standby; // stopped with the harness
+      await active.stop();
+      await standby.firstStart;
+      expect(standby.gateway, 'the gateway of the standby that took over').to.not.equal(null);
       const second = testPass(facility);
       await h.createPass(second);
       await holds(controller, second);

@@ -44,7 +44,6 @@ function unreliable(store: DoorCredentialStore, snapshot: readonly CredentialRec
     recordAcks: (acks) => store.recordAcks(acks),
     recordControllerStatus: (status) => store.recordControllerStatus(status),
     recordResync: (facilityId, controllerId, at) => store.recordResync(facilityId, controllerId, at),
-    holdLeadership: (onLost, signal) => store.holdLeadership(onLost, signal),
   };
 }
 
@@ -61,11 +60,14 @@ describe('door-gateway takeover after a kill -9 of the active one', function () 
     await harness?.stop();
   });
 
-  // One gateway of the deployment at a time (the lock): each test stops its own.
+  // One gateway of the deployment at a time: each test stops its own.
   afterEach(async () => {
     for (const g of gateways.splice(0)) await g.stop().catch(() => undefined);
+    for (const role of harness.gatewayRoles.splice(0)) await role.stop();
   });
 
+  // A gateway alone, without the active gateway's lock (gateway-role.ts holds it in production):
+  // the first two tests start one at a time, the store being their subject; the last runs the role.
   const gateway = (store: DoorCredentialStore, name: string) => {
     const g = new DoorGateway({
       bus: harness.bus,
@@ -134,12 +136,13 @@ describe('door-gateway takeover after a kill -9 of the active one', function () 
   });
 
   it('a standby waiting for its turn holds no snapshot: CREATE INDEX CONCURRENTLY does not wait for it, and it takes over within its poll', async () => {
-    const table = new KnexDoorCredentialStore(harness.knex, 200);
-    const active = gateway(table, 'gw');
-    await active.start();
-    const standby = gateway(table, 'gw');
-    const takingOver = standby.start();
+    // The production role, as each door-gateway process runs it, asking every 200 ms.
+    const active = harness.startGatewayRole('active', 200);
+    await active.firstStart;
+    const standby = harness.startGatewayRole('standby', 200);
     await sleep(500);
+    expect(standby.active, 'the standby while the active one holds the lock').to.equal(false);
+    expect(standby.gateway, 'a gateway on the standby').to.equal(null);
     // A projection rebuild builds its indexes so; it waited for a standby blocked in pg_advisory_lock.
     const sql = new pg.Client({ connectionString: harness.databaseUrl, statement_timeout: 10_000 });
     await sql.connect();
@@ -152,7 +155,8 @@ describe('door-gateway takeover after a kill -9 of the active one', function () 
 
     const stopped = Date.now();
     await active.stop();
-    await takingOver;
+    await standby.firstStart;
+    expect(standby.gateway, 'the gateway of the standby that took over').to.not.equal(null);
     expect(Date.now() - stopped, 'takeover after the active one stopped').to.be.below(5000);
   });
 

@@ -11,7 +11,8 @@ import { InProcessPassBus } from '../../../shared/pass-bus/in-process-pass-bus.j
 import { KafkaPassBus } from '../../../shared/pass-bus/kafka-pass-bus.js';
 import type { PassBus } from '../../../shared/pass-bus/pass-bus.js';
 import { PassEventForwarder } from '../../../projections/pass-event-forwarder.js';
-import { DoorGateway } from '../../../door-gateway/door-gateway.js';
+import { DoorGateway, type DoorGatewayOptions } from '../../../door-gateway/door-gateway.js';
+import { runDoorGatewayRole, type DoorGatewayRole } from '../../../door-gateway/gateway-role.js';
 import { KnexDoorCredentialStore } from '../../../door-gateway/credential-store.js';
 import { DoorAccessReactor } from '../../../door-gateway/door-access-reactor.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from '../../../door-gateway/embedded-broker.js';
@@ -33,7 +34,7 @@ export interface HarnessOptions {
   readonly label: string;
   /** Start the forwarder here (default true). */
   readonly forwarder?: boolean;
-  /** Start the gateway here (default true). */
+  /** Start a gateway here (default true): one alone, without the active gateway's lock (startGatewayRole takes it). */
   readonly gateway?: boolean;
   readonly reactor?: boolean;
   /** Reuse a database (an HTTP stack's); default: a fresh one. */
@@ -52,6 +53,8 @@ export interface HarnessOptions {
 
 export class DoorHarness {
   gateway: DoorGateway | null = null;
+  /** Roles started by startGatewayRole, stopped with the harness. */
+  readonly gatewayRoles: DoorGatewayRole[] = [];
   forwarder: PassEventForwarder | null = null;
   reactor: DoorAccessReactor | null = null;
   readonly controllers: ControllerSimulator[] = [];
@@ -98,20 +101,53 @@ export class DoorHarness {
     return harness;
   }
 
+  /**
+   * A gateway alone, started at once: the deployment's only one, so it takes no lock (in
+   * production the caller, gateway-role.ts, holds it; startGatewayRole runs that).
+   */
   async startGateway(): Promise<DoorGateway> {
     this.gateway = new DoorGateway({
       bus: this.bus,
       store: new KnexDoorCredentialStore(this.knex),
       mqttUrl: this.mqttUrl,
       logger: testLogger,
-      clientId: this.gatewayClientId,
-      groupId: this.gatewayGroup,
+      ...this.gatewayOptions(this.gatewayClientId),
       ...(this.options.mqttTopicRoot ? { topicRoot: this.options.mqttTopicRoot } : {}),
-      expirySweepMs: this.options.expirySweepMs ?? 200,
-      connectTimeoutMs: 10_000,
     });
     await this.gateway.start();
     return this.gateway;
+  }
+
+  /**
+   * The production door-gateway role (gateway-role.ts): its gateway runs only while it holds the
+   * deployment's active gateway lock, a standby otherwise; without the reactor (startReactor's).
+   * `name` parts the MQTT client ids of the roles of one test.
+   */
+  startGatewayRole(name: string, pollMs?: number): DoorGatewayRole {
+    const role = runDoorGatewayRole({
+      knex: this.knex,
+      store: this.store,
+      bus: this.bus,
+      mqttUrl: this.mqttUrl,
+      logger: testLogger,
+      reactor: false,
+      ...(pollMs ? { pollMs } : {}),
+      ...(this.options.mqttTopicRoot ? { topicRoot: this.options.mqttTopicRoot } : {}),
+      gateway: this.gatewayOptions(`${this.gatewayClientId}-${name}`),
+    });
+    this.gatewayRoles.push(role);
+    return role;
+  }
+
+  private gatewayOptions(clientId: string): Pick<DoorGatewayOptions, 'clientId' | 'groupId' | 'expirySweepMs' | 'connectTimeoutMs'> {
+    return {
+      clientId,
+      // Every gateway of the deployment is a member of one group: a standby gets what the active
+      // one left uncommitted (and the in-process bus waits for every group it knows).
+      groupId: this.gatewayGroup,
+      expirySweepMs: this.options.expirySweepMs ?? 200,
+      connectTimeoutMs: 10_000,
+    };
   }
 
   async startForwarder(): Promise<PassEventForwarder> {
@@ -167,6 +203,7 @@ export class DoorHarness {
     await this.forwarder?.stop();
     await this.reactor?.stop();
     await this.gateway?.stop();
+    for (const role of this.gatewayRoles.splice(0)) await role.stop();
     await this.bus.close();
     if (this.bus instanceof KafkaPassBus) await this.bus.deleteTopics().catch(() => undefined);
     if (this.broker) await this.broker.close();
