@@ -89,8 +89,8 @@ export function createPassesRoute(deps: CommandDeps, principalOf: (ctx: HttpCont
         { beforeAppend: (batchId) => void (watch = channels.length > 0 ? (deps.deliveryOutcomes?.watch(batchId) ?? null) : null) },
       );
       // The request made its batch before (it arrived again): the answer is that batch's delivery.
-      if (repeated && watch) {
-        (watch as DeliveryWatch).cancel();
+      if (repeated && channels.length > 0) {
+        (watch as DeliveryWatch | null)?.cancel();
         watch = deps.deliveryOutcomes?.watch(batchId, { appended: true }) ?? null;
       }
       const sent = watch ? await awaitDelivery(deps, watch, channels) : { qrSent: false, smsSent: false };
