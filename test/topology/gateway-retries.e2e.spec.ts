@@ -107,3 +107,89 @@ describe('gateway: a request whose connection broke after it was sent', function
     });
   }
 });
+
+// A rolling restart's other hazard: the instance that came back is still left out by nginx
+// (it refused or answered 503 less than fail_timeout ago) when the next one stops. nginx then
+// tries the stopped one, and among the backups may try the stopped one first again: with two
+// tries the client got 502 although one instance was up.
+describe('gateway: one instance down while nginx still leaves the other out', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let gateway: NginxGateway | null = null;
+  let client: GatewayClient;
+  let down: http.Server;
+  let up: http.Server;
+  let upFailures = 0;
+
+  before(async function () {
+    const nginx = nginxBinary();
+    requireComponent(this, 'nginx', nginx !== null, 'NGINX_PATH, PATH or /usr/sbin/nginx; install it with .ci/nginx.sh');
+    dir = await mkdtemp(path.join(os.tmpdir(), 'guestpass-gateway-left-out-'));
+    const serve = (failing: boolean) =>
+      http.createServer((req, res) => {
+        // A 503 counts as a failure for nginx: the instance is left out for fail_timeout.
+        if (failing && req.headers['x-test-fail'] === '1') {
+          upFailures++;
+          return void res.writeHead(503, { 'Retry-After': '1' }).end();
+        }
+        res.writeHead(req.method === 'POST' ? 201 : 200, { 'Content-Type': 'application/json' }).end('{"success":true}');
+      });
+    down = serve(false);
+    up = serve(true);
+    const ports: number[] = [];
+    for (const server of [down, up]) {
+      const port = await freePort();
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      ports.push(port);
+    }
+    const certificate = await makeCertificate(path.join(dir, 'tls'));
+    const logDir = path.join(ROOT, 'test-artifacts', 'gateway-retries');
+    await mkdir(logDir, { recursive: true });
+    gateway = await NginxGateway.start({
+      binary: nginx!,
+      dir: path.join(dir, 'nginx'),
+      logFile: path.join(logDir, 'nginx-left-out.log'),
+      port: await freePort(),
+      certificate,
+      commandUpstreams: ports.map((p) => `127.0.0.1:${p}`),
+      queryUpstreams: ports.map((p) => `127.0.0.1:${p}`),
+      // One worker: the left-out state is per worker.
+      workers: 1,
+    });
+    client = GatewayClient.direct(gateway.url, certificate.ca);
+  });
+
+  after(async () => {
+    await client?.close();
+    await gateway?.stop();
+    for (const server of [down, up]) {
+      server?.closeAllConnections();
+      server?.close();
+    }
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reaches the instance that is up, for every method, while the other is down and the up one still left out', async () => {
+    // The up instance answers one 503 (as while it was starting): nginx leaves it out for 5 s.
+    while (upFailures === 0) {
+      const res = await client.call('GET', '/api/v1/org/passes', { headers: { 'x-test-fail': '1' } });
+      expect(res.status, res.text).to.equal(200);
+    }
+    // The other instance stops: its connections are refused.
+    down.closeAllConnections();
+    await new Promise<void>((resolve) => down.close(() => resolve()));
+    const statuses: number[] = [];
+    for (const [method, route] of [
+      ['POST', '/api/v1/org/passes'],
+      ['DELETE', '/api/v1/org/passes/gst_0123456789abcdef0123456789abcdef'],
+      ['POST', '/api/v1/org/facilities'],
+      ['GET', '/api/v1/org/passes'],
+      ['POST', '/api/v1/org/passes'],
+      ['POST', '/api/oauth/token'],
+    ] as const) {
+      statuses.push((await client.call(method, route, { json: method === 'GET' || method === 'DELETE' ? undefined : {} })).status);
+    }
+    expect(statuses).to.deep.equal([201, 200, 201, 200, 201, 201]);
+  });
+});
+
