@@ -17,6 +17,43 @@ import { freePort } from '../../shared/db/embedded-postgres.js';
 import { ROOT, makeCertificate, nginxBinary, NginxGateway } from './support/nginx-gateway.js';
 import { GatewayClient } from './support/gateway-client.js';
 
+/**
+ * nginx with the shipped configuration in front of these stand-in instances (as command and query
+ * services alike), with one worker: what nginx knows of an instance (left out or not) is per worker.
+ */
+async function gatewayOver(servers: readonly http.Server[], dir: string, logName: string): Promise<{ gateway: NginxGateway; client: GatewayClient }> {
+  const upstreams: string[] = [];
+  for (const server of servers) {
+    const port = await freePort();
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    upstreams.push(`127.0.0.1:${port}`);
+  }
+  const certificate = await makeCertificate(path.join(dir, 'tls'));
+  const logDir = path.join(ROOT, 'test-artifacts', 'gateway-retries');
+  await mkdir(logDir, { recursive: true });
+  const gateway = await NginxGateway.start({
+    binary: nginxBinary()!,
+    dir: path.join(dir, 'nginx'),
+    logFile: path.join(logDir, logName),
+    port: await freePort(),
+    certificate,
+    commandUpstreams: upstreams,
+    queryUpstreams: upstreams,
+    workers: 1,
+  });
+  return { gateway, client: GatewayClient.direct(gateway.url, certificate.ca) };
+}
+
+async function stopAll(gateway: NginxGateway | null, client: GatewayClient | undefined, servers: ReadonlyArray<http.Server | undefined>, dir: string | undefined): Promise<void> {
+  await client?.close();
+  await gateway?.stop();
+  for (const server of servers) {
+    server?.closeAllConnections();
+    server?.close();
+  }
+  if (dir) await rm(dir, { recursive: true, force: true });
+}
+
 describe('gateway: a request whose connection broke after it was sent', function () {
   this.timeout(60_000);
   let dir: string;
@@ -27,11 +64,9 @@ describe('gateway: a request whose connection broke after it was sent', function
   const arrivals: Array<{ id: string; method: string; url: string; reset: boolean }> = [];
 
   before(async function () {
-    const nginx = nginxBinary();
-    requireComponent(this, 'nginx', nginx !== null, 'NGINX_PATH, PATH or /usr/sbin/nginx; install it with .ci/nginx.sh');
+    requireComponent(this, 'nginx', nginxBinary() !== null, 'NGINX_PATH, PATH or /usr/sbin/nginx; install it with .ci/nginx.sh');
     dir = await mkdtemp(path.join(os.tmpdir(), 'guestpass-gateway-retries-'));
     const seen = new Set<string>();
-    const ports: number[] = [];
     for (let i = 0; i < 2; i++) {
       const server = http.createServer((req, res) => {
         const id = String(req.headers['x-request-id'] ?? '');
@@ -43,36 +78,12 @@ describe('gateway: a request whose connection broke after it was sent', function
         if (reset) return void req.socket.resetAndDestroy();
         res.writeHead(req.method === 'POST' ? 201 : 200, { 'Content-Type': 'application/json', 'X-Request-Id': id }).end('{"success":true}');
       });
-      const port = await freePort();
-      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
       instances.push(server);
-      ports.push(port);
     }
-    const certificate = await makeCertificate(path.join(dir, 'tls'));
-    const logDir = path.join(ROOT, 'test-artifacts', 'gateway-retries');
-    await mkdir(logDir, { recursive: true });
-    gateway = await NginxGateway.start({
-      binary: nginx!,
-      dir: path.join(dir, 'nginx'),
-      logFile: path.join(logDir, 'nginx.log'),
-      port: await freePort(),
-      certificate,
-      commandUpstreams: ports.map((p) => `127.0.0.1:${p}`),
-      queryUpstreams: ports.map((p) => `127.0.0.1:${p}`),
-      workers: 1,
-    });
-    client = GatewayClient.direct(gateway.url, certificate.ca);
+    ({ gateway, client } = await gatewayOver(instances, dir, 'nginx.log'));
   });
 
-  after(async () => {
-    await client?.close();
-    await gateway?.stop();
-    for (const server of instances) {
-      server.closeAllConnections();
-      server.close();
-    }
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(() => stopAll(gateway, client, instances, dir));
 
   const tries = (id: string) => arrivals.filter((a) => a.id === id);
 
@@ -122,8 +133,7 @@ describe('gateway: one instance down while nginx still leaves the other out', fu
   let upFailures = 0;
 
   before(async function () {
-    const nginx = nginxBinary();
-    requireComponent(this, 'nginx', nginx !== null, 'NGINX_PATH, PATH or /usr/sbin/nginx; install it with .ci/nginx.sh');
+    requireComponent(this, 'nginx', nginxBinary() !== null, 'NGINX_PATH, PATH or /usr/sbin/nginx; install it with .ci/nginx.sh');
     dir = await mkdtemp(path.join(os.tmpdir(), 'guestpass-gateway-left-out-'));
     const serve = (failing: boolean) =>
       http.createServer((req, res) => {
@@ -136,38 +146,10 @@ describe('gateway: one instance down while nginx still leaves the other out', fu
       });
     down = serve(false);
     up = serve(true);
-    const ports: number[] = [];
-    for (const server of [down, up]) {
-      const port = await freePort();
-      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-      ports.push(port);
-    }
-    const certificate = await makeCertificate(path.join(dir, 'tls'));
-    const logDir = path.join(ROOT, 'test-artifacts', 'gateway-retries');
-    await mkdir(logDir, { recursive: true });
-    gateway = await NginxGateway.start({
-      binary: nginx!,
-      dir: path.join(dir, 'nginx'),
-      logFile: path.join(logDir, 'nginx-left-out.log'),
-      port: await freePort(),
-      certificate,
-      commandUpstreams: ports.map((p) => `127.0.0.1:${p}`),
-      queryUpstreams: ports.map((p) => `127.0.0.1:${p}`),
-      // One worker: the left-out state is per worker.
-      workers: 1,
-    });
-    client = GatewayClient.direct(gateway.url, certificate.ca);
+    ({ gateway, client } = await gatewayOver([down, up], dir, 'nginx-left-out.log'));
   });
 
-  after(async () => {
-    await client?.close();
-    await gateway?.stop();
-    for (const server of [down, up]) {
-      server?.closeAllConnections();
-      server?.close();
-    }
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(() => stopAll(gateway, client, [down, up], dir));
 
   it('reaches the instance that is up, for every method, while the other is down and the up one still left out', async () => {
     // The up instance answers one 503 (as while it was starting): nginx leaves it out for 5 s.
