@@ -47,11 +47,14 @@ tls_dir=${GATEWAY_TLS_DIR:-/etc/nginx/tls}
 printf '%s\n' "$tls_dir" | grep -Eq '^/[A-Za-z0-9._/-]*$' || fail "GATEWAY_TLS_DIR: \"$tls_dir\" is not an absolute path of plain characters"
 
 # A passive health check: an instance that refused a connection (or answered 503) is left out
-# for 5 s. The same instances again as backups that are never left out: when every instance is
+# for 1 s (counted in whole seconds: at most 2 s), no longer: in a rolling restart the instance
+# that came back must be chosen again before the next one stops (nginx tries two entries: the
+# stopped one and, were the other still left out, the stopped one's backup entry: a 502).
+# The same instances again as backups that are never left out: when every instance is
 # left out (a part they all need is down, so each answered 503), nginx asks them anyway and the
 # client gets their 503 with Retry-After instead of nginx's own 502 ("no live upstreams").
 servers() {
-  printf '%s\n  %s' "$(directives "$1" server ' max_fails=1 fail_timeout=5s')" "$(directives "$1" server ' backup max_fails=0')"
+  printf '%s\n  %s' "$(directives "$1" server ' max_fails=1 fail_timeout=1s')" "$(directives "$1" server ' backup max_fails=0')"
 }
 command_servers=$(servers "$command_words")
 query_servers=$(servers "$query_words")

@@ -406,7 +406,8 @@ describe('production topology: the parts fail under load (private PostgreSQL, Ka
     for (const instance of topology!.command) {
       await instance.stop(35_000); // SIGTERM: it drains what it serves, then exits
       await instance.start();
-      await sleep(2000);
+      // Before the next: nginx chooses an instance again at most 2 s after it refused (README).
+      await sleep(2500);
     }
     await sleep(2000);
     await load.stop();
