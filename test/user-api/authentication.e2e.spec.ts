@@ -219,7 +219,9 @@ describe('user API: access token authentication', function () {
       await logged.request('GET', `/api/v1/passes?access_token=${u.token}`, { headers: bearer(u.token) });
       await logged.request('POST', '/api/v1/passes', { headers: bearer(u.token), json: passBody(t.facilityId) });
       await logged.request('GET', '/api/oauth/userinfo', { headers: bearer(u.token) });
-      await logged.request('GET', '/api/v1/passes', { headers: bearer(`${u.token.slice(0, -2)}xx`) });
+      // The signature changed away from its end (its last character carries padding bits).
+      const i = u.token.length - 10;
+      await logged.request('GET', '/api/v1/passes', { headers: bearer(`${u.token.slice(0, i)}${u.token[i] === 'x' ? 'y' : 'x'}${u.token.slice(i + 1)}`) });
     } finally {
       await logged.stop();
     }
