@@ -9,8 +9,9 @@
 //
 // A create is idempotent by its request id: the public ids derive from it (passPublicId), so the
 // same request arriving again (the gateway sends a create to the other instance when its
-// connection broke: deploy/gateway.nginx.conf) finds its passes in the stream, is refused by the
-// decider as a repeat, and answers the batch the first one made (batchOfThisRequest).
+// connection broke: deploy/gateway.nginx.conf) finds its passes in the stream and answers the
+// batch the first one made (batchOfThisRequest); one racing the first is refused by the decider on
+// the ids, and then answers the same.
 import { createHash, randomBytes } from 'node:crypto';
 import type { CommandDeps } from '../command-deps.js';
 import type { CommandContext, HandleResult } from '../../shared/event-store/command-handler.js';
